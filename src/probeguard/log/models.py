@@ -1,0 +1,100 @@
+"""The run log: versioned models for ``run.jsonl`` (streamed) and ``run.json`` (final).
+
+``run.jsonl`` holds one JSON object a line: first a ``RunHeader`` (``"kind": "header"``), then
+one ``CaseRecord`` (``"kind": "case"``) per finished case, appended as each finishes, so a
+crash loses nothing and ``--resume`` can skip what is done. ``run.json`` is the ``RunLog``.
+``probeguard schema`` prints the JSON schema of ``RunLog``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from probeguard.dataset.models import Case
+from probeguard.pipeline.base import PipelineOutput
+
+RUN_LOG_VERSION = 1
+
+
+class CaseError(BaseModel):
+    """Why a case has no output."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    type: str
+    """Exception class name, e.g. ``TimeoutError``, ``PipelineCallError``."""
+    message: str
+    transient: bool = False
+
+
+class CaseRecord(BaseModel):
+    """One executed case: its output or its error, and how it was obtained."""
+
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=True)
+
+    kind: Literal["case"] = "case"
+    case: Case
+    call_key: str
+    output: PipelineOutput | None = None
+    error: CaseError | None = None
+    cached: bool = False
+    """The output came from the on-disk cache: no pipeline call was made."""
+    attempts: int = 0
+    """Pipeline calls made for this case (0 when cached)."""
+    duration_s: float = 0.0
+    verdict: dict[str, Any] = Field(default_factory=dict)
+    """Scores and judgments, filled in after the run by detectors and metrics."""
+
+    @property
+    def ok(self) -> bool:
+        return self.output is not None
+
+
+class RunHeader(BaseModel):
+    """First line of ``run.jsonl``: enough to refuse resuming a different run."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    kind: Literal["header"] = "header"
+    version: int = RUN_LOG_VERSION
+    probeguard_version: str
+    pipeline_name: str
+    pipeline_fingerprint: str
+    corpus_fingerprint: str | None = None
+    seed: int = 0
+
+
+class RunStats(BaseModel):
+    """How the run went: calls made, cache hits, retries, errors."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    cases: int = 0
+    calls: int = 0
+    cache_hits: int = 0
+    resumed: int = 0
+    """Cases taken from an earlier ``run.jsonl`` by ``--resume``."""
+    retries: int = 0
+    errors: int = 0
+    wall_s: float = 0.0
+
+
+class RunLog(BaseModel):
+    """The final record of a scan (``run.json``)."""
+
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=True)
+
+    version: int = RUN_LOG_VERSION
+    probeguard_version: str
+    config: dict[str, Any]
+    """The effective configuration (secrets never appear here: only env var names)."""
+    pipeline_name: str
+    pipeline_fingerprint: str
+    corpus_fingerprint: str | None = None
+    seed: int = 0
+    stats: RunStats = Field(default_factory=RunStats)
+    summary: dict[str, Any] = Field(default_factory=dict)
+    """Suite name → metric name → ``Estimate`` (as dict) or value."""
+    records: list[CaseRecord] = Field(default_factory=list)

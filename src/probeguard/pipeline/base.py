@@ -1,0 +1,142 @@
+"""The pipeline protocol: what any RAG pipeline under test implements, and what it returns.
+
+A pipeline answers a question (``answer`` or, natively async, ``aanswer``) and may declare
+optional *capabilities* that probes and attribution use for counterfactual re-runs. A
+``Variation`` asks for them; a pipeline that lacks one raises
+``UnsupportedCapabilityError`` rather than quietly ignoring it.
+
+| capability        | Variation field      | meaning                                                   |
+|-------------------|----------------------|-----------------------------------------------------------|
+| ``overlay``       | ``overlay``          | extra documents visible to retrieval, no re-index         |
+| ``mask``          | ``exclude_doc_ids``  | documents hidden from retrieval (a "clean corpus")        |
+| ``chunking``      | ``chunking``         | an alternative chunking, e.g. ``"document"`` (whole docs) |
+| ``oracle_context``| ``contexts``         | generate from given contexts, skipping retrieval          |
+| ``prompt_override``| ``prompt``          | a different prompt template (name or template text)       |
+| ``retrieval``     | ``retrieval``        | retrieval overrides: ``{"mode": "hybrid", "top_k": 10}``  |
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Any, Protocol, runtime_checkable
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from probeguard.corpus.models import Document
+
+
+class Capability(StrEnum):
+    OVERLAY = "overlay"
+    MASK = "mask"
+    CHUNKING = "chunking"
+    ORACLE_CONTEXT = "oracle_context"
+    PROMPT_OVERRIDE = "prompt_override"
+    RETRIEVAL = "retrieval"
+
+
+class Variation(BaseModel):
+    """Counterfactual knobs for one call. The default (all empty) is the pipeline as
+    configured; each non-empty field needs the matching capability."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    overlay: tuple[Document, ...] = ()
+    """Documents added to the retrievable corpus for this call only."""
+    exclude_doc_ids: tuple[str, ...] = ()
+    """Documents hidden from retrieval for this call (sorted for stable hashing)."""
+    chunking: str | None = None
+    """Name of an alternative chunking, e.g. ``"document"``."""
+    contexts: tuple[str, ...] | None = None
+    """Oracle contexts handed straight to the generator (retrieval is skipped)."""
+    prompt: str | None = None
+    """A prompt template name (e.g. ``"hardened"``) or a full template text."""
+    retrieval: dict[str, Any] = Field(default_factory=dict)
+    """Retrieval overrides, e.g. ``{"mode": "hybrid", "top_k": 10}``."""
+
+    def required_capabilities(self) -> frozenset[Capability]:
+        needed: set[Capability] = set()
+        if self.overlay:
+            needed.add(Capability.OVERLAY)
+        if self.exclude_doc_ids:
+            needed.add(Capability.MASK)
+        if self.chunking is not None:
+            needed.add(Capability.CHUNKING)
+        if self.contexts is not None:
+            needed.add(Capability.ORACLE_CONTEXT)
+        if self.prompt is not None:
+            needed.add(Capability.PROMPT_OVERRIDE)
+        if self.retrieval:
+            needed.add(Capability.RETRIEVAL)
+        return frozenset(needed)
+
+    def is_default(self) -> bool:
+        return not self.required_capabilities()
+
+
+class RetrievedChunk(BaseModel):
+    """One retrieved context as the generator saw it. ``rank`` is 1-based."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    chunk_id: str
+    doc_id: str
+    text: str
+    rank: int
+    score: float | None = None
+    title: str = ""
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+class Usage(BaseModel):
+    """Token usage where the generator reports it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+
+
+class PipelineOutput(BaseModel):
+    """What one call of a pipeline returns."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    answer: str
+    cited_chunk_ids: list[str] = Field(default_factory=list)
+    """Chunk ids the answer cites (for the reference pipeline, from ``[n]`` markers)."""
+    retrieved: list[RetrievedChunk] = Field(default_factory=list)
+    refused: bool = False
+    """The pipeline declined to answer (no evidence passed its gate, or it said so)."""
+    latency_s: float | None = None
+    usage: Usage = Field(default_factory=Usage)
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    """Anything else the pipeline wants recorded (e.g. the prompt name used)."""
+
+
+@runtime_checkable
+class Pipeline(Protocol):
+    """What the runner calls. Implement ``answer``; implement ``aanswer`` too when the
+    pipeline is natively async (an HTTP endpoint): the runner prefers it. A sync-only
+    pipeline runs in a worker thread, so ``answer`` must be thread-safe."""
+
+    name: str
+    capabilities: frozenset[Capability]
+
+    def fingerprint(self) -> str:
+        """sha256 of the canonical configuration of everything that can change an output.
+        Part of every cache key: change the pipeline, and cached answers no longer apply."""
+        ...
+
+    def answer(self, question: str, variation: Variation | None = None) -> PipelineOutput:
+        ...
+
+
+def check_capabilities(pipeline: Pipeline, variation: Variation | None) -> None:
+    """Raise ``UnsupportedCapabilityError`` if ``variation`` needs what ``pipeline`` lacks."""
+    from probeguard.errors import UnsupportedCapabilityError
+
+    if variation is None:
+        return
+    missing = variation.required_capabilities() - frozenset(pipeline.capabilities)
+    if missing:
+        raise UnsupportedCapabilityError(pipeline.name, {str(m) for m in missing})

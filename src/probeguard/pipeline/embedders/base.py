@@ -1,0 +1,27 @@
+"""The embedder interface."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import Any, Sequence
+
+import numpy as np
+
+
+class Embedder(ABC):
+    """Maps texts to L2-normalised float32 row vectors (cosine = dot product)."""
+
+    name: str = ""
+    dim: int = 0
+
+    def fit(self, texts: Sequence[str]) -> None:
+        """Learn corpus statistics (e.g. idf) from the indexed texts; most embedders
+        need none. Called once, before the corpus is embedded."""
+
+    @abstractmethod
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Shape ``(len(texts), dim)``, dtype float32, rows of unit norm (or zero)."""
+
+    @abstractmethod
+    def config(self) -> dict[str, Any]:
+        """Canonical settings, part of the pipeline fingerprint."""
