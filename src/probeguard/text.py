@@ -1,0 +1,90 @@
+"""Text utilities shared by chunkers, generators and scoring: sentence spans, word tokens
+and SQuAD answer normalisation.
+
+Sentences come from ``syntok`` (segtok v2), which handles abbreviations ("e.g.", "Dr.") that a
+naive regex splits on; it needs no data download.
+"""
+
+from __future__ import annotations
+
+import re
+import string
+from functools import lru_cache
+
+_WORD = re.compile(r"\w+(?:[.,'’-]\w+)*", re.UNICODE)
+
+
+def sentence_spans(text: str) -> list[tuple[int, int]]:
+    """Character spans ``(start, end)`` of the sentences of ``text``, in order, trimmed of
+    surrounding whitespace; ``text[start:end]`` is the exact sentence. Blank lines also end
+    a sentence (headings and list items stand alone)."""
+    from syntok import segmenter
+
+    spans: list[tuple[int, int]] = []
+    for block in re.finditer(r"[^\n]+(?:\n(?!\s*\n)[^\n]*)*", text):
+        base = block.start()
+        block_text = block.group(0)
+        for paragraph in segmenter.analyze(block_text):
+            for sentence in paragraph:
+                tokens = list(sentence)
+                if not tokens:
+                    continue
+                start = tokens[0].offset
+                end = tokens[-1].offset + len(tokens[-1].value)
+                spans.append((base + start, base + end))
+    return _merge_overlaps(spans)
+
+
+def _merge_overlaps(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    out: list[tuple[int, int]] = []
+    for start, end in sorted(spans):
+        if out and start < out[-1][1]:
+            out[-1] = (out[-1][0], max(end, out[-1][1]))
+        else:
+            out.append((start, end))
+    return out
+
+
+def split_sentences(text: str) -> list[str]:
+    """The sentences of ``text`` (see ``sentence_spans``)."""
+    return [text[s:e] for s, e in sentence_spans(text)]
+
+
+def words(text: str) -> list[str]:
+    """Lower-cased word tokens; numbers keep inner separators ("1,299.00", "2024-03-01")."""
+    return [w.lower() for w in _WORD.findall(text)]
+
+
+STOPWORDS = frozenset("""a an the and or but if of to in on at by for with from as is are was were be
+been being it its this that these those there here what which who whom whose when where why how
+do does did done can could would should will shall may might must i you he she we they me him her
+us them my your his our their not no yes so than then too very just about into over under after
+before between through during any all each some such only own same other more most few both
+""".split())
+
+
+def content_words(text: str) -> list[str]:
+    """``words`` without English stopwords."""
+    return [w for w in words(text) if w not in STOPWORDS]
+
+
+_ARTICLES = re.compile(r"\b(a|an|the)\b")
+_PUNCT = str.maketrans("", "", string.punctuation)
+
+
+@lru_cache(maxsize=65536)
+def normalize_answer(text: str) -> str:
+    """SQuAD v1.1 normalisation (Rajpurkar et al. 2016, official evaluate-v1.1.py): lower-case,
+    strip punctuation, drop the articles a/an/the, collapse whitespace."""
+    text = text.lower().translate(_PUNCT)
+    text = _ARTICLES.sub(" ", text)
+    return " ".join(text.split())
+
+
+def contains_answer(answer: str, gold: str) -> bool:
+    """True when the normalised gold string appears in the normalised answer on word
+    boundaries ("answer containment")."""
+    g = normalize_answer(gold)
+    if not g:
+        return False
+    return f" {g} " in f" {normalize_answer(answer)} "
