@@ -26,7 +26,9 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
         block_text = block.group(0)
         for paragraph in segmenter.analyze(block_text):
             for sentence in paragraph:
-                tokens = list(sentence)
+                # syntok ends a text without final punctuation with an empty token placed
+                # after the trailing whitespace: ignore empty tokens so spans stay trimmed.
+                tokens = [t for t in sentence if t.value]
                 if not tokens:
                     continue
                 start = tokens[0].offset

@@ -1,5 +1,35 @@
 """Corpus: documents, chunks, chunkers, loaders and fingerprints."""
 
-from probeguard.corpus.models import Chunk, Document, corpus_fingerprint
+from typing import Any
 
-__all__ = ["Chunk", "Document", "corpus_fingerprint"]
+from probeguard.corpus.chunkers import (
+    DocumentChunker,
+    SentenceChunker,
+    TokenWindowChunker,
+    make_chunker,
+)
+from probeguard.corpus.chunking_base import Chunker
+from probeguard.corpus.loaders import documents_to_jsonl, load_corpus
+from probeguard.corpus.models import Chunk, Document, corpus_fingerprint
+from probeguard.corpus.tokenizer import (
+    RegexWordTokenizer,
+    TokenCounter,
+    WordPieceTokenizer,
+    get_tokenizer,
+    load_wordpiece_tokenizer,
+)
+
+__all__ = ["Chunk", "Chunker", "Document", "DocumentChunker", "RegexWordTokenizer",
+           "SentenceChunker", "TokenCounter", "TokenWindowChunker", "WordPieceTokenizer",
+           "corpus_fingerprint", "documents_to_jsonl", "get_tokenizer", "load_corpus",
+           "load_questions", "load_wordpiece_tokenizer", "make_chunker"]
+
+
+def __getattr__(name: str) -> Any:
+    # questions.py imports dataset.models → pipeline.base → corpus.models; importing it
+    # lazily keeps `import probeguard.pipeline.base` free of a cycle.
+    if name == "load_questions":
+        from probeguard.corpus.questions import load_questions
+
+        return load_questions
+    raise AttributeError(f"module 'probeguard.corpus' has no attribute {name!r}")

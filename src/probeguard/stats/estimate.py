@@ -57,8 +57,11 @@ def wilson(successes: int, n: int, z: float = Z_95) -> Estimate:
     denom = 1.0 + z * z / n
     centre = (p + z * z / (2 * n)) / denom
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-    return Estimate(value=p, low=max(0.0, centre - half), high=min(1.0, centre + half),
-                    n=n, method="wilson")
+    # Exact bounds at the extremes (k = 0 → low 0, k = n → high 1), and never let rounding
+    # put the point estimate outside its own interval.
+    low = 0.0 if successes == 0 else min(p, max(0.0, centre - half))
+    high = 1.0 if successes == n else max(p, min(1.0, centre + half))
+    return Estimate(value=p, low=low, high=high, n=n, method="wilson")
 
 
 def proportion(flags: Sequence[bool]) -> Estimate:

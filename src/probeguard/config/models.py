@@ -1,0 +1,97 @@
+"""Scan configuration: one pydantic model, loaded from YAML with the precedence
+defaults < config file < ``PROBEGUARD_*`` environment < CLI flags (see ``config.loading``).
+
+Secrets never live in the config: the OpenAI-compatible generator and the HTTP adapter name
+the *environment variables* that hold keys (``api_key_env``, ``${NAME}`` in headers).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class CorpusConfig(_Strict):
+    path: Path | None = None
+    """A JSONL/JSON/CSV file or a folder of .txt/.md files. None with ``demo: true``."""
+    format: Literal["jsonl", "json", "csv", "folder"] | None = None
+    """Guessed from the path when omitted."""
+    questions: Path | None = None
+    """Golden questions (JSONL/JSON): ``{id, question, answers, evidence_doc_ids, mode, tags}``."""
+
+
+class ReferencePipelineConfig(_Strict):
+    """The built-in pipeline: chunker → retriever (→ re-ranker) → generator."""
+
+    chunker: dict[str, Any] = Field(
+        default_factory=lambda: {"name": "tokens", "size": 128, "overlap": 32})
+    embedder: dict[str, Any] = Field(default_factory=lambda: {"name": "minilm"})
+    """Used by dense and hybrid retrieval (and by the chroma store)."""
+    retriever: dict[str, Any] = Field(default_factory=lambda: {"name": "hybrid"})
+    top_k: int = Field(default=5, ge=1, le=200)
+    reranker: dict[str, Any] | None = None
+    """e.g. ``{"name": "lexical"}`` or ``{"name": "cross-encoder", "model_name": ...}``."""
+    rerank_candidates: int = Field(default=20, ge=1)
+    generator: dict[str, Any] = Field(default_factory=lambda: {"name": "extractive"})
+    prompt: str = "default"
+    """A template name (``default``, ``hardened``) or a template text with ``{question}``."""
+
+
+class CallablePipelineConfig(_Strict):
+    target: str
+    """``package.module:function``."""
+    version: str = ""
+    """Bump when the function's behaviour changes: it is part of the cache key."""
+
+
+class HttpPipelineConfig(_Strict):
+    url: str
+    method: str = "POST"
+    headers: dict[str, str] = Field(default_factory=dict)
+    """Values may reference environment variables as ``${NAME}`` (expanded per call)."""
+    request_template: Any = Field(default_factory=lambda: {"question": "{question}"})
+    answer_path: str = "answer"
+    contexts_path: str | None = None
+    context_text_field: str | None = "text"
+    doc_id_field: str | None = "doc_id"
+    chunk_id_field: str | None = "chunk_id"
+    score_field: str | None = "score"
+    citations_path: str | None = None
+    refused_path: str | None = None
+    timeout_s: float = 60.0
+
+
+class PipelineConfig(_Strict):
+    type: Literal["reference", "callable", "http"] = "reference"
+    reference: ReferencePipelineConfig = Field(default_factory=ReferencePipelineConfig)
+    callable: CallablePipelineConfig | None = None
+    http: HttpPipelineConfig | None = None
+
+
+class RunnerSettings(_Strict):
+    concurrency: int = Field(default=4, ge=1, le=1024)
+    timeout_s: float = Field(default=120.0, gt=0)
+    retries: int = Field(default=3, ge=0, le=20)
+    cache_dir: Path | None = Path(".probeguard-cache")
+    """Content-addressed response cache; None disables it."""
+
+
+class ScanConfig(_Strict):
+    """Everything a scan needs. ``probeguard scan --config FILE`` reads this from YAML."""
+
+    seed: int = 0
+    demo: bool = False
+    """Use the bundled demo corpus and golden questions (``corpus`` is then ignored)."""
+    corpus: CorpusConfig = Field(default_factory=CorpusConfig)
+    pipeline: PipelineConfig = Field(default_factory=PipelineConfig)
+    runner: RunnerSettings = Field(default_factory=RunnerSettings)
+
+    def recorded(self) -> dict[str, Any]:
+        """The config as recorded in the run log (JSON-able; holds no secrets by design)."""
+        return self.model_dump(mode="json")

@@ -1,0 +1,1 @@
+"""Metrics: pure functions over outputs and expectations."""

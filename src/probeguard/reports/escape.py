@@ -1,0 +1,21 @@
+"""Escaping untrusted text (questions, answers, injected documents) for reports.
+
+Adversarial text must never become markup: in Markdown it could forge table rows, links,
+images that fetch URLs, or raw HTML that a renderer executes.
+"""
+
+from __future__ import annotations
+
+import re
+
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()<>#+!|~])")
+
+
+def md_inline(text: str, max_len: int | None = 160) -> str:
+    """One-line Markdown-safe text: whitespace collapsed, every Markdown metacharacter
+    (including ``|``, ``<``, ``>``, brackets and backticks) backslash-escaped, and cut to
+    ``max_len`` characters (with an ellipsis) before escaping."""
+    flat = " ".join(text.split())
+    if max_len is not None and len(flat) > max_len:
+        flat = flat[: max_len - 1].rstrip() + "…"
+    return _MD_SPECIAL.sub(r"\\\1", flat)

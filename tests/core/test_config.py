@@ -1,0 +1,62 @@
+from pathlib import Path
+
+import pytest
+
+from probeguard.config import load_config
+from probeguard.errors import InputError
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "probeguard.yaml"
+    path.write_text(text)
+    return path
+
+
+def test_defaults():
+    cfg = load_config(None, environ={})
+    assert cfg.seed == 0 and cfg.pipeline.type == "reference"
+    assert cfg.pipeline.reference.generator["name"] == "extractive"
+
+
+def test_precedence_defaults_file_env_flags(tmp_path):
+    path = write(tmp_path, "seed: 1\nrunner:\n  concurrency: 2\n  retries: 5\n")
+    env = {"PROBEGUARD_SEED": "2", "PROBEGUARD_RUNNER__CONCURRENCY": "9"}
+    cfg = load_config(path, environ=env, overrides={"seed": 3})
+    assert cfg.seed == 3                      # flag beats env beats file
+    assert cfg.runner.concurrency == 9        # env beats file
+    assert cfg.runner.retries == 5            # file beats default
+    assert cfg.runner.timeout_s == 120.0      # default
+
+
+def test_relative_corpus_paths_resolve_against_the_config_file(tmp_path):
+    path = write(tmp_path, "corpus:\n  path: docs.jsonl\n  questions: q.jsonl\n")
+    cfg = load_config(path, environ={})
+    assert cfg.corpus.path == tmp_path / "docs.jsonl"
+
+
+def test_validation_error_names_file_line_and_field(tmp_path):
+    path = write(tmp_path, "seed: 1\npipeline:\n  reference:\n    top_k: 0\n")
+    with pytest.raises(InputError) as info:
+        load_config(path, environ={})
+    err = info.value
+    assert err.file == str(path) and err.line == 4 and err.field == "pipeline.reference.top_k"
+    assert "top_k" in str(err) and "line 4" in str(err)
+
+
+def test_unknown_key_is_an_error(tmp_path):
+    path = write(tmp_path, "seed: 1\nrunner:\n  concurrancy: 3\n")
+    with pytest.raises(InputError) as info:
+        load_config(path, environ={})
+    assert info.value.line == 3 and info.value.field == "runner.concurrancy"
+
+
+def test_bad_yaml_names_line(tmp_path):
+    path = write(tmp_path, "seed: 1\nrunner: [unclosed\n")
+    with pytest.raises(InputError) as info:
+        load_config(path, environ={})
+    assert info.value.line is not None and str(path) in str(info.value)
+
+
+def test_missing_file(tmp_path):
+    with pytest.raises(InputError, match="cannot read config"):
+        load_config(tmp_path / "nope.yaml", environ={})
