@@ -60,3 +60,13 @@ def test_bad_yaml_names_line(tmp_path):
 def test_missing_file(tmp_path):
     with pytest.raises(InputError, match="cannot read config"):
         load_config(tmp_path / "nope.yaml", environ={})
+
+
+def test_recorded_config_redacts_literal_header_values(tmp_path):
+    path = write(tmp_path, (
+        "pipeline:\n  type: http\n  http:\n    url: http://127.0.0.1:1/ask\n"
+        "    headers:\n      Authorization: 'Bearer ${RAG_KEY}'\n      X-Api-Key: sk-live-123456\n"))
+    recorded = load_config(path, environ={}).recorded()
+    headers = recorded["pipeline"]["http"]["headers"]
+    assert headers == {"Authorization": "Bearer ${RAG_KEY}", "X-Api-Key": "<redacted>"}
+    assert "sk-live-123456" not in str(recorded)

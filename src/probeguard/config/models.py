@@ -7,6 +7,7 @@ the *environment variables* that hold keys (``api_key_env``, ``${NAME}`` in head
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any, Literal
 
@@ -65,6 +66,12 @@ class HttpPipelineConfig(_Strict):
     citations_path: str | None = None
     refused_path: str | None = None
     timeout_s: float = 60.0
+    variation_field: str | None = None
+    """When set, the request carries the ``Variation`` JSON under this key, and the endpoint
+    is trusted to honour the ``capabilities`` listed below."""
+    capabilities: list[str] = Field(default_factory=list)
+    version: str = ""
+    """Bump when the service's behaviour changes: it is part of the cache key."""
 
 
 class PipelineConfig(_Strict):
@@ -93,5 +100,15 @@ class ScanConfig(_Strict):
     runner: RunnerSettings = Field(default_factory=RunnerSettings)
 
     def recorded(self) -> dict[str, Any]:
-        """The config as recorded in the run log (JSON-able; holds no secrets by design)."""
-        return self.model_dump(mode="json")
+        """The config as recorded in the run log. HTTP header values are kept only where they
+        are pure ``${NAME}`` references; a literal value (a pasted token) becomes
+        ``<redacted>``, so no secret reaches a run log or a report."""
+        data = self.model_dump(mode="json")
+        http = data["pipeline"].get("http")
+        if http:
+            http["headers"] = {k: v if _ENV_ONLY.fullmatch(v) else "<redacted>"
+                               for k, v in http["headers"].items()}
+        return data
+
+
+_ENV_ONLY = re.compile(r"(?:[A-Za-z-]+ )?\$\{[A-Za-z_][A-Za-z0-9_]*\}")
