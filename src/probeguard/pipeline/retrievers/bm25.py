@@ -24,6 +24,7 @@ term (score > 0) are returned.
 
 from __future__ import annotations
 
+import logging
 import math
 import re
 from typing import Any, Sequence
@@ -48,6 +49,9 @@ def _import_bm25s() -> Any:
         import bm25s
     except ImportError as exc:
         raise MissingExtraError("bm25", "bm25s") from exc
+    # bm25s pins its logger at DEBUG on import, which floods any application that logs;
+    # hand the level back to the application's logging configuration.
+    logging.getLogger("bm25s").setLevel(logging.NOTSET)
     return bm25s
 
 

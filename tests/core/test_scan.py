@@ -1,0 +1,114 @@
+"""Scans through the library API: a user's own corpus, questions and Python-function
+pipeline; resume after a crash; errors recorded, not dropped."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+
+import pytest
+
+from probeguard.config import load_config
+from probeguard.errors import InputError
+from probeguard.scan import scan
+
+CORPUS = [
+    {"id": "refunds", "title": "Refunds", "text": "Items can be returned within 30 days."},
+    {"id": "leave", "title": "Leave", "text": "Staff get 25 days of annual leave."},
+]
+QUESTIONS = [
+    {"id": "q1", "question": "How long is the return window?", "answers": ["30 days"],
+     "evidence_doc_ids": ["refunds"]},
+    {"id": "q2", "question": "How much annual leave do staff get?", "answers": ["25 days"],
+     "evidence_doc_ids": ["leave"]},
+    {"id": "q3", "question": "Who is the CEO?", "answers": [], "mode": "abstain"},
+    {"id": "q4", "question": "BOOM", "answers": ["x"]},
+]
+
+PIPELINE_MODULE = textwrap.dedent('''
+    CALLS = []
+
+    def rag(question):
+        CALLS.append(question)
+        if question == "BOOM":
+            raise RuntimeError("backend exploded")
+        if "CEO" in question:
+            return {"answer": "I don't know.", "refused": True, "contexts": []}
+        if "return" in question:
+            return {"answer": "Within 30 days.",
+                    "contexts": [{"text": "Items can be returned within 30 days.", "doc_id": "refunds"}]}
+        return {"answer": "Ten days.",
+                "contexts": [{"text": "Staff get 25 days of annual leave.", "doc_id": "leave"}]}
+''')
+
+
+@pytest.fixture
+def project(tmp_path, monkeypatch):
+    (tmp_path / "corpus.jsonl").write_text("\n".join(json.dumps(d) for d in CORPUS) + "\n")
+    (tmp_path / "questions.jsonl").write_text("\n".join(json.dumps(q) for q in QUESTIONS) + "\n")
+    (tmp_path / "my_rag.py").write_text(PIPELINE_MODULE)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    (tmp_path / "probeguard.yaml").write_text(textwrap.dedent('''
+        corpus: {path: corpus.jsonl, questions: questions.jsonl}
+        pipeline: {type: callable, callable: {target: "my_rag:rag"}}
+        runner: {cache_dir: cache, retries: 0}
+    '''))
+    monkeypatch.chdir(tmp_path)
+    import importlib, sys
+    sys.modules.pop("my_rag", None)
+    return tmp_path, importlib.import_module("my_rag")
+
+
+def test_callable_pipeline_scan_scores_and_records_errors(project):
+    root, module = project
+    result = scan(load_config(root / "probeguard.yaml"), root / "run")
+    run = result.run
+    by_id = {r.case.id: r for r in run.records}
+    assert by_id["q1"].verdict == {"refused": False, "evidence_rank": 1, "hit": True,
+                                   "all_evidence": True, "rr": 1.0, "contains": True, "passed": True}
+    assert by_id["q2"].verdict["contains"] is False and by_id["q2"].verdict["hit"] is True
+    assert by_id["q3"].verdict["passed"] is True
+    assert by_id["q4"].output is None and by_id["q4"].error.type == "RuntimeError"
+    assert "backend exploded" in by_id["q4"].error.message
+    golden = run.summary["golden"]
+    assert golden["errors"] == 1 and golden["answer_contains"]["n"] == 2
+    assert golden["abstention"]["value"] == 1.0
+    assert run.stats.errors == 1
+    report = result.report_path.read_text()
+    assert "ERROR RuntimeError" in report and "q4" in report
+
+
+def test_resume_after_a_crash_skips_finished_cases(project):
+    root, module = project
+    cfg = load_config(root / "probeguard.yaml", overrides={"runner": {"cache_dir": None}})
+    scan(cfg, root / "run")
+    assert len(module.CALLS) == 4
+    # simulate a crash after two finished cases: the log keeps its header and two records
+    log = root / "run" / "run.jsonl"
+    lines = log.read_text().splitlines()
+    log.write_text("\n".join(lines[:3]) + "\n" + lines[3][: len(lines[3]) // 2])
+    (root / "run" / "run.json").unlink()
+    module.CALLS.clear()
+    result = scan(cfg, root / "run", resume=True)
+    assert len(module.CALLS) == 2
+    assert result.run.stats.resumed == 2
+    assert [r.case.id for r in result.run.records] == ["q1", "q2", "q3", "q4"]
+
+
+def test_resume_refuses_a_different_pipeline(project):
+    root, _ = project
+    cfg = load_config(root / "probeguard.yaml")
+    scan(cfg, root / "run")
+    other = load_config(root / "probeguard.yaml",
+                        overrides={"pipeline": {"callable": {"target": "my_rag:rag", "version": "2"}}})
+    with pytest.raises(InputError, match="fingerprint"):
+        scan(other, root / "run", resume=True)
+
+
+def test_question_with_unknown_evidence_names_line_and_field(project):
+    root, _ = project
+    (root / "questions.jsonl").write_text(json.dumps(
+        {"id": "q1", "question": "?", "answers": ["a"], "evidence_doc_ids": ["nope"]}) + "\n")
+    with pytest.raises(InputError) as info:
+        scan(load_config(root / "probeguard.yaml"), root / "run")
+    assert info.value.line == 1 and "evidence_doc_ids" in str(info.value)
