@@ -7,16 +7,19 @@ import tempfile
 from pathlib import Path
 
 
-def atomic_write_text(path: str | Path, text: str) -> Path:
-    """Write ``text`` (UTF-8) to a temporary file beside ``path``, fsync, then rename over it."""
+def atomic_write_text(path: str | Path, text: str, *, fsync: bool = True) -> Path:
+    """Write ``text`` (UTF-8, ``\n`` line ends) to a temporary file beside ``path``, fsync it
+    (unless ``fsync=False``: a cache entry that a crash loses is only a miss), then
+    ``os.replace`` it over ``path``. Readers see the old file or the new one, never a part."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
             fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
+            if fsync:
+                fh.flush()
+                os.fsync(fh.fileno())
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

@@ -29,15 +29,14 @@ from __future__ import annotations
 import csv
 import io
 import json
-import os
 import re
-import tempfile
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
 from probeguard.corpus.models import Document
 from probeguard.errors import InputError
 from probeguard.hashing import canonical_json
+from probeguard.io import atomic_write_text
 
 FORMATS = ("jsonl", "json", "csv", "dir")
 _SUFFIXES = {".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "json", ".csv": "csv"}
@@ -429,25 +428,9 @@ def write_jsonl_atomic(records: Iterable[dict[str, Any]], path: str | Path) -> P
     """Write records as JSONL (sorted keys, UTF-8, ``\\n`` line ends) to a temporary file in
     the target folder, then ``os.replace`` it into place: readers never see a partial file.
     Same records → same bytes."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-            for record in records:
-                fh.write(json.dumps(record, ensure_ascii=False, sort_keys=True,
-                                    allow_nan=False))
-                fh.write("\n")
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
-    return path
+    lines = [json.dumps(record, ensure_ascii=False, sort_keys=True, allow_nan=False) + "\n"
+             for record in records]
+    return atomic_write_text(path, "".join(lines))
 
 
 def documents_to_jsonl(docs: Iterable[Document], path: str | Path) -> Path:

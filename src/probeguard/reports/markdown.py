@@ -27,6 +27,8 @@ GOLDEN_ROWS = [
 
 def _estimate(value: Any) -> str:
     if isinstance(value, dict) and {"value", "low", "high", "n"} <= set(value):
+        if value["value"] is None:  # NaN read back from run.json (written as null)
+            return f"n/a (n={value['n']})"
         est = Estimate.model_validate(value)
         return est.format(3)
     if isinstance(value, float) and math.isnan(value):

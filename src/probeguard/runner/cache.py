@@ -17,11 +17,11 @@ from __future__ import annotations
 import logging
 import os
 import re
-import tempfile
 from pathlib import Path
 
 from pydantic import ValidationError
 
+from probeguard.io import atomic_write_text
 from probeguard.log.writer import dump_json_line
 from probeguard.pipeline.base import PipelineOutput
 
@@ -65,23 +65,7 @@ class ResponseCache:
 
     def put(self, key: str, output: PipelineOutput) -> None:
         """Store ``output`` under ``key`` atomically (temp file + ``os.replace``)."""
-        path = self.path_for(key)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        data = dump_json_line(output).encode("utf-8")
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{key[:16]}.", suffix=".tmp")
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(data)
-                if self.fsync:
-                    fh.flush()
-                    os.fsync(fh.fileno())
-            os.replace(tmp, path)
-        except BaseException:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-            raise
+        atomic_write_text(self.path_for(key), dump_json_line(output), fsync=self.fsync)
 
     def __contains__(self, key: object) -> bool:
         return isinstance(key, str) and self.path_for(key).is_file()
