@@ -129,3 +129,14 @@ def test_callable_without_capabilities_reports_them():
     plain = CallablePipeline(lambda q: "an answer")
     with pytest.raises(UnsupportedCapabilityError, match="overlay"):
         check_capabilities(plain, Variation(overlay=(DOCS[0],)))
+
+
+def test_persistent_chroma_store_behind_the_reference_pipeline(tmp_path):
+    pytest.importorskip("chromadb", reason="chromadb is not installed (extra 'chroma')")
+    p = pipeline(retriever={"name": "chroma", "path": str(tmp_path / "chroma")})
+    out = p.answer("How many days do customers have to return items for a refund?")
+    assert out.retrieved[0].doc_id == "refunds" and "30 days" in out.answer
+    masked = p.answer("How many days do customers have to return items for a refund?",
+                      Variation(exclude_doc_ids=("refunds",)))
+    assert "refunds" not in {r.doc_id for r in masked.retrieved}
+    assert (tmp_path / "chroma").is_dir()          # persisted on disk
