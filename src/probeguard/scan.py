@@ -61,7 +61,21 @@ def load_inputs(config: ScanConfig) -> tuple[list[Document], list[Case]]:
 
 
 def build_pipeline(config: ScanConfig, documents: Sequence[Document]) -> Pipeline:
-    """The pipeline under test, as configured."""
+    """The pipeline under test, as configured. A bad part (an unknown name or parameter, a
+    bad URL) is an ``InputError`` whose field is the config path (``pipeline.http.url``)."""
+    section = f"pipeline.{config.pipeline.type}"
+    try:
+        return _build_pipeline(config, documents)
+    except InputError as exc:
+        if exc.file is not None or (exc.field or "").startswith("pipeline."):
+            raise
+        field = f"{section}.{exc.field}" if exc.field else section
+        raise InputError(exc.reason, field=field) from None
+    except (ValueError, TypeError) as exc:
+        raise InputError(str(exc), field=section) from None
+
+
+def _build_pipeline(config: ScanConfig, documents: Sequence[Document]) -> Pipeline:
     pc = config.pipeline
     if pc.type == "reference":
         from probeguard.pipeline.reference import ReferencePipeline

@@ -73,6 +73,27 @@ def test_bad_config_is_one_clear_line(tmp_path):
     assert "Traceback" not in result.output
 
 
+@pytest.mark.parametrize("body, field, line", [
+    # Regression: an unknown part name escaped as a ValueError traceback (or, for the lazily
+    # built retriever, as one recorded error per case); now one line with file, line, field.
+    ("demo: true\npipeline:\n  reference:\n    retriever: {name: hybird}\n",
+     "pipeline.reference", 3),
+    ("demo: true\npipeline:\n  reference:\n    generator: {name: extractive, bogus: 1}\n",
+     "pipeline.reference", 3),
+    ("demo: true\npipeline:\n  type: http\n  http:\n    url: ftp://example.org/x\n",
+     "pipeline.http.url", 5),
+])
+def test_bad_pipeline_part_is_one_clear_line(tmp_path, body, field, line):
+    cfg = tmp_path / "bad.yaml"
+    cfg.write_text(body)
+    result = CliRunner().invoke(cli, ["scan", "--config", str(cfg), "--out", str(tmp_path / "o"),
+                                      "--no-cache"])
+    assert result.exit_code == 2, result.output
+    assert str(cfg) in result.output and f"line {line}" in result.output
+    assert f"field '{field}'" in result.output
+    assert "Traceback" not in result.output and not (tmp_path / "o" / "run.json").exists()
+
+
 def test_schema_prints_the_run_log_schema():
     result = CliRunner().invoke(cli, ["schema"])
     assert result.exit_code == 0

@@ -70,3 +70,25 @@ def test_recorded_config_redacts_literal_header_values(tmp_path):
     headers = recorded["pipeline"]["http"]["headers"]
     assert headers == {"Authorization": "Bearer ${RAG_KEY}", "X-Api-Key": "<redacted>"}
     assert "sk-live-123456" not in str(recorded)
+
+
+def test_recorded_config_redacts_url_secrets_and_generator_headers(tmp_path):
+    # Regression: the endpoint URL's query (?api_key=...), its user info, and the
+    # OpenAI-compatible generator's extra_headers/base_url reached run.json and report.md
+    # verbatim.
+    http = load_config(write(tmp_path, (
+        "pipeline:\n  type: http\n  http:\n"
+        "    url: 'https://bob:pw-999@rag.example/ask?api_key=sk-url-777&v=2'\n")),
+        environ={}).recorded()
+    assert http["pipeline"]["http"]["url"] == "https://rag.example/ask?api_key=***&v=***"
+    assert "sk-url-777" not in str(http) and "pw-999" not in str(http)
+    ref = load_config(write(tmp_path, (
+        "pipeline:\n  reference:\n    generator:\n      name: openai\n"
+        "      base_url: 'https://u:pw-555@llm.example/v1?key=sk-q-1'\n"
+        "      extra_headers: {X-Key: sk-hdr-888, X-Org: '${ORG_ID}'}\n")),
+        environ={}).recorded()
+    gen = ref["pipeline"]["reference"]["generator"]
+    assert gen["extra_headers"] == {"X-Key": "<redacted>", "X-Org": "${ORG_ID}"}
+    assert gen["base_url"] == "https://llm.example/v1?key=***"
+    for secret in ("sk-hdr-888", "pw-555", "sk-q-1"):
+        assert secret not in str(ref)

@@ -16,3 +16,15 @@ def test_newlines_cannot_forge_rows():
 def test_truncation_happens_before_escaping():
     out = md_inline("|" * 500, max_len=10)
     assert out.endswith("…") and out.count("\\|") == 9
+
+
+def test_report_shows_escaped_pipeline_name_outside_a_code_span():
+    # Regression: the escaped name sat inside backticks, where Markdown shows the escapes
+    # literally ("my\_rag") and an escaped backtick still closes the span.
+    from probeguard.log.models import RunLog
+    from probeguard.reports.markdown import render_markdown
+
+    run = RunLog(probeguard_version="0", config={}, pipeline_name="app:my_rag`x",
+                 pipeline_fingerprint="f" * 64)
+    line = next(x for x in render_markdown(run).splitlines() if x.startswith("- Pipeline:"))
+    assert line == "- Pipeline: app:my\\_rag\\`x (fingerprint `ffffffffffff`)"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
@@ -90,6 +91,8 @@ def test_retrieval_overrides_mode_topk_and_filters():
     assert {r.doc_id for r in out.retrieved} <= {"shipping", "leave"}
     with pytest.raises(ValueError, match="unknown retrieval overrides"):
         p.answer("days", Variation(retrieval={"topk": 3}))
+    with pytest.raises(ValueError, match="at least 1"):
+        p.answer("days", Variation(retrieval={"top_k": 0}))
 
 
 def test_min_score_gate_can_empty_retrieval_and_generator_refuses():
@@ -140,3 +143,19 @@ def test_persistent_chroma_store_behind_the_reference_pipeline(tmp_path):
                       Variation(exclude_doc_ids=("refunds",)))
     assert "refunds" not in {r.doc_id for r in masked.retrieved}
     assert (tmp_path / "chroma").is_dir()          # persisted on disk
+
+
+@pytest.mark.skipif(importlib.util.find_spec("chromadb") is None,
+                    reason="chromadb is not installed (extra 'chroma')")
+def test_chroma_alternative_chunking_keeps_the_default_index(tmp_path):
+    # Regression: each chunking builds its own retriever, and every ChromaRetriever of one
+    # config shared one collection name, so indexing "document" chunks deleted the collection
+    # the default chunking was searching.
+    p = pipeline(retriever={"name": "chroma", "path": str(tmp_path / "chroma")})
+    question = "How many days do customers have to return items for a refund?"
+    before = p.answer(question)
+    whole = p.answer(question, Variation(chunking="document"))
+    assert whole.retrieved[0].doc_id == "refunds"
+    assert whole.retrieved[0].text == DOCS[0].text          # a whole-document chunk
+    after = p.answer(question)                               # the default index still works
+    assert [r.chunk_id for r in after.retrieved] == [r.chunk_id for r in before.retrieved]

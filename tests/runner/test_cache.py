@@ -96,3 +96,16 @@ def test_concurrent_writers_of_one_key_leave_one_complete_entry(tmp_path) -> Non
     assert cache.get(KEY) in outputs
     leftovers = [p.name for p in cache.path_for(KEY).parent.iterdir()]
     assert leftovers == [f"{KEY}.json"]  # no temporary files left behind
+
+
+def test_call_key_ignores_the_order_of_masked_documents() -> None:
+    # Regression: Variation documented exclude_doc_ids as "sorted for stable hashing" but kept
+    # the given order, so one mask written two ways made two cache entries (two calls).
+    from probeguard.dataset.models import Case
+    from probeguard.pipeline.base import Variation
+
+    a = Case(id="a", question="q", variation=Variation(exclude_doc_ids=("d2", "d1", "d2")))
+    b = Case(id="b", question="q", variation=Variation(exclude_doc_ids=("d1", "d2")))
+    assert a.variation.exclude_doc_ids == ("d1", "d2")
+    assert a.call_key("fp") == b.call_key("fp")
+    assert a.call_key("fp") != Case(id="c", question="q").call_key("fp")

@@ -96,9 +96,10 @@ def make_cases(n: int, prefix: str = "q") -> list[Case]:
 
 
 async def test_records_keep_input_order_not_completion_order() -> None:
-    # Later cases finish first: delay decreases with the index.
+    # Later cases finish first: delay decreases with the index. The 20 ms steps leave room
+    # for a loaded CI machine to pause between starting two calls (2 ms steps did not).
     n = 12
-    pipe = FakePipeline(delay=lambda q: 0.002 * (n - int(q.split()[1])))
+    pipe = FakePipeline(delay=lambda q: 0.02 * (n - int(q.split()[1])))
     cases = make_cases(n)
     result = await Runner(pipe, RunnerConfig(concurrency=n)).arun(cases)
     assert [r.case.id for r in result.records] == [c.id for c in cases]

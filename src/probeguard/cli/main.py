@@ -46,7 +46,8 @@ def scan(demo: bool, config_path: Path | None, out_dir: Path | None, resume: boo
          seed: int | None, concurrency: int | None, no_cache: bool, cache_dir: Path | None,
          no_progress: bool) -> None:
     """Run a scan and write run.jsonl, run.json and report.md."""
-    from probeguard.config.loading import load_config
+    from probeguard.config.loading import load_config, locate_in_file
+    from probeguard.errors import InputError
     from probeguard.scan import scan as run_scan
 
     if not demo and config_path is None:
@@ -71,6 +72,8 @@ def scan(demo: bool, config_path: Path | None, out_dir: Path | None, resume: boo
         with _progress_bar(disabled=no_progress) as progress:
             result = run_scan(config, out, resume=resume, progress=progress)
     except ProbeGuardError as exc:
+        if isinstance(exc, InputError):
+            exc = locate_in_file(exc, config_path)
         _fail(str(exc))
         return
     stats = result.run.stats

@@ -122,6 +122,25 @@ def load_config(path: str | Path | None = None, *, environ: Mapping[str, str] | 
                          field=".".join(loc) or None) from None
 
 
+def locate_in_file(error: InputError, path: str | Path | None) -> InputError:
+    """``error`` (raised for a config field, e.g. by building the pipeline) with the config
+    file and the line of that field added; unchanged when it already names a file, names no
+    field, or there is no config file."""
+    if path is None or error.file is not None or not error.field:
+        return error
+    line = None
+    try:
+        key_lines = _key_lines(Path(path).read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError):
+        key_lines = {}
+    loc = tuple(error.field.split("."))
+    for cut in range(len(loc), 0, -1):
+        if loc[:cut] in key_lines:
+            line = key_lines[loc[:cut]]
+            break
+    return InputError(error.reason, file=str(path), line=line, field=error.field)
+
+
 def _resolve_relative_paths(data: dict[str, Any], base: Path) -> None:
     corpus = data.get("corpus")
     if isinstance(corpus, dict):

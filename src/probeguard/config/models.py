@@ -100,15 +100,31 @@ class ScanConfig(_Strict):
     runner: RunnerSettings = Field(default_factory=RunnerSettings)
 
     def recorded(self) -> dict[str, Any]:
-        """The config as recorded in the run log. HTTP header values are kept only where they
-        are pure ``${NAME}`` references; a literal value (a pasted token) becomes
-        ``<redacted>``, so no secret reaches a run log or a report."""
+        """The config as recorded in the run log (and shown in the report). Header values
+        (the HTTP adapter's ``headers``, the OpenAI-compatible generator's
+        ``extra_headers``) are kept only where they are pure ``${NAME}`` references; a
+        literal value (a pasted token) becomes ``<redacted>``. URLs (the endpoint's ``url``,
+        the generator's ``base_url``) lose their user info and query values, which often
+        carry keys (``?api_key=...``). So no secret reaches a run log or a report."""
+        from probeguard.pipeline.adapters.http import redact_url
+
         data = self.model_dump(mode="json")
         http = data["pipeline"].get("http")
         if http:
-            http["headers"] = {k: v if _ENV_ONLY.fullmatch(v) else "<redacted>"
-                               for k, v in http["headers"].items()}
+            http["url"] = redact_url(http["url"])
+            http["headers"] = _redact_headers(http["headers"])
+        generator = data["pipeline"]["reference"].get("generator")
+        if isinstance(generator, dict):
+            if isinstance(generator.get("extra_headers"), dict):
+                generator["extra_headers"] = _redact_headers(generator["extra_headers"])
+            if isinstance(generator.get("base_url"), str):
+                generator["base_url"] = redact_url(generator["base_url"])
         return data
+
+
+def _redact_headers(headers: dict[str, Any]) -> dict[str, str]:
+    return {str(k): v if isinstance(v, str) and _ENV_ONLY.fullmatch(v) else "<redacted>"
+            for k, v in headers.items()}
 
 
 _ENV_ONLY = re.compile(r"(?:[A-Za-z-]+ )?\$\{[A-Za-z_][A-Za-z0-9_]*\}")

@@ -20,7 +20,7 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Any, Protocol, runtime_checkable
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from probeguard.corpus.models import Document
 
@@ -52,6 +52,12 @@ class Variation(BaseModel):
     """A prompt template name (e.g. ``"hardened"``) or a full template text."""
     retrieval: dict[str, Any] = Field(default_factory=dict)
     """Retrieval overrides, e.g. ``{"mode": "hybrid", "top_k": 10}``."""
+
+    @field_validator("exclude_doc_ids")
+    @classmethod
+    def _sorted_ids(cls, ids: tuple[str, ...]) -> tuple[str, ...]:
+        # A mask is a set: the same documents in another order are the same call (and key).
+        return tuple(sorted(set(ids)))
 
     def required_capabilities(self) -> frozenset[Capability]:
         needed: set[Capability] = set()

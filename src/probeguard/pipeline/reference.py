@@ -91,6 +91,9 @@ class ReferencePipeline:
             "generator": self._generator.config(),
             "prompt": resolve_prompt(self.config.prompt).config(),
         })
+        # Build (without indexing) the configured retriever and its embedder now, so that an
+        # unknown name or parameter fails here, once, rather than in every case's first call.
+        make_retriever(self._retriever_spec(None), embedder_factory=self._shared_embedder)
 
     # -- construction -------------------------------------------------------------------
     def fingerprint(self) -> str:
@@ -113,6 +116,10 @@ class ReferencePipeline:
             spec = {"name": mode}
         if spec["name"] in ("dense", "hybrid", "chroma"):
             spec.setdefault("embedder", self.config.embedder)
+        if spec["name"] == "chroma":
+            # One collection per corpus: two scans of different corpora sharing the default
+            # store path must not replace each other's index.
+            spec.setdefault("collection", f"probeguard-{self.corpus_fingerprint[:16]}")
         return spec
 
     def _index(self, chunking: str | None) -> _Index:
@@ -129,6 +136,9 @@ class ReferencePipeline:
         """The retriever for a chunking and mode, indexed on first use."""
         index = self._index(chunking)
         spec = self._retriever_spec(mode)
+        if spec["name"] == "chroma" and chunking:
+            # Each chunking has its own index: a shared collection would be replaced by it.
+            spec["collection"] = f"{spec['collection']}-{chunking}"
         key = digest(spec)
         with self._lock:
             retriever = index.retrievers.get(key)
@@ -156,6 +166,8 @@ class ReferencePipeline:
         if unknown:
             raise ValueError(f"unknown retrieval overrides: {', '.join(sorted(unknown))}")
         top_k = int(opts.get("top_k", self.config.top_k))
+        if top_k < 1:
+            raise ValueError(f"retrieval top_k must be at least 1, got {top_k}")
         retriever = self.retriever(variation.chunking, opts.get("mode"))
         index = self._index(variation.chunking)
         extra = index.chunker.chunk_all(variation.overlay) if variation.overlay else ()

@@ -62,7 +62,9 @@ def render_markdown(run: RunLog) -> str:
         "# ProbeGuard scan report",
         "",
         f"- ProbeGuard {md_inline(run.probeguard_version)}, run log version {run.version}",
-        f"- Pipeline: `{md_inline(run.pipeline_name, 60)}` (fingerprint `{run.pipeline_fingerprint[:12]}`)",
+        # No code span around escaped text: inside one, the escapes would show as backslashes
+        # (``my\_rag``) and an escaped backtick would still close the span.
+        f"- Pipeline: {md_inline(run.pipeline_name, 60)} (fingerprint `{run.pipeline_fingerprint[:12]}`)",
         f"- Corpus fingerprint: `{(run.corpus_fingerprint or 'n/a')[:12]}`; seed {run.seed}",
     ]
     if cfg.get("type") == "reference":

@@ -7,11 +7,10 @@ extractive generator never touches llama.cpp or aiohttp.
 
 from __future__ import annotations
 
-import importlib
-import inspect
 from typing import Any, Mapping
 
 from probeguard.pipeline.generators.base import Generator
+from probeguard.plugins import build
 
 __all__ = ["GENERATORS", "make_generator"]
 
@@ -25,18 +24,5 @@ GENERATORS: dict[str, tuple[str, str]] = {
 
 def make_generator(spec: Mapping[str, Any]) -> Generator:
     """The generator ``spec["name"]`` built with the remaining keys as its settings."""
-    if not isinstance(spec, Mapping) or "name" not in spec:
-        raise ValueError(f"a generator spec needs a 'name' (known: {', '.join(GENERATORS)})")
-    settings = dict(spec)
-    name = settings.pop("name")
-    if name not in GENERATORS:
-        raise ValueError(f"unknown generator '{name}' (known: {', '.join(GENERATORS)})")
-    module_name, class_name = GENERATORS[name]
-    cls = getattr(importlib.import_module(module_name), class_name)
-    accepted = [p for p in inspect.signature(cls.__init__).parameters if p != "self"]
-    unknown = sorted(set(settings) - set(accepted))
-    if unknown:
-        raise ValueError(f"unknown setting(s) {', '.join(repr(u) for u in unknown)} for generator "
-                         f"'{name}' (accepted: {', '.join(accepted)})")
-    generator: Generator = cls(**settings)
+    generator: Generator = build(GENERATORS, "generator", spec)
     return generator

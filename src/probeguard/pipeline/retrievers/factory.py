@@ -14,7 +14,8 @@ from __future__ import annotations
 from typing import Any, Callable, Mapping
 
 from probeguard.pipeline.embedders.base import Embedder
-from probeguard.pipeline.embedders.factory import construct, load_class, make_embedder
+from probeguard.pipeline.embedders.factory import make_embedder
+from probeguard.plugins import construct, load_class
 from probeguard.pipeline.retrievers.base import Retriever
 
 RETRIEVERS: dict[str, tuple[str, str]] = {
