@@ -24,6 +24,6 @@ def report(name: str, figure: float, unit: str, baseline_name: str, baseline: fl
     (> 1 means ours is better)."""
     ratio = figure / baseline if higher_is_better else baseline / figure
     line = (f"{name}: {figure:,.3f} {unit} | baseline {baseline_name}: {baseline:,.3f} {unit} | "
-            f"ratio {ratio:,.2f}x ({'higher' if higher_is_better else 'lower'} is better)")
+            f"ratio {ratio:,.3g}x ({'higher' if higher_is_better else 'lower'} is better)")
     print(line, flush=True)
     return line
