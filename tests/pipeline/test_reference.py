@@ -159,3 +159,9 @@ def test_chroma_alternative_chunking_keeps_the_default_index(tmp_path):
     assert whole.retrieved[0].text == DOCS[0].text          # a whole-document chunk
     after = p.answer(question)                               # the default index still works
     assert [r.chunk_id for r in after.retrieved] == [r.chunk_id for r in before.retrieved]
+
+
+def test_retrieve_only_skips_generation():
+    out = pipeline().answer("How many days to return items?", Variation(retrieve_only=True))
+    assert out.answer == "" and out.retrieved and out.retrieved[0].doc_id == "refunds"
+    assert out.metadata["prompt"] == "none"

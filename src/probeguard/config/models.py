@@ -89,6 +89,30 @@ class RunnerSettings(_Strict):
     """Content-addressed response cache; None disables it."""
 
 
+ALL_PROBES = ["chunk_fracture", "retrieval_gap", "corpus_contradiction", "prompt_hijack"]
+
+
+class ProbesConfig(_Strict):
+    """Which probes run, their settings, and the FCS overlap weights."""
+
+    enabled: list[str] = Field(default_factory=lambda: list(ALL_PROBES))
+    settings: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    """Per-probe constructor settings, e.g. ``{"retrieval_gap": {"rank_delta_threshold": 2}}``."""
+    overlap_weights: dict[str, float] = Field(default_factory=dict)
+    """Overrides of the default FCS overlap weights (share of a probe's failures that
+    standard evaluation also catches)."""
+    top_k: int | None = Field(default=None, ge=1)
+    """The pipeline's retrieval depth, for pipelines that do not report it (the reference
+    pipeline does)."""
+
+
+class StandardEvalConfig(_Strict):
+    """The standard-evaluation baseline: ROUGE-L of the answer against the gold answers."""
+
+    measure: Literal["recall", "f1"] = "recall"
+    threshold: float = Field(default=0.75, ge=0.0, le=1.0)
+
+
 class ScanConfig(_Strict):
     """Everything a scan needs. ``probeguard scan --config FILE`` reads this from YAML."""
 
@@ -98,6 +122,8 @@ class ScanConfig(_Strict):
     corpus: CorpusConfig = Field(default_factory=CorpusConfig)
     pipeline: PipelineConfig = Field(default_factory=PipelineConfig)
     runner: RunnerSettings = Field(default_factory=RunnerSettings)
+    probes: ProbesConfig = Field(default_factory=ProbesConfig)
+    standard_eval: StandardEvalConfig = Field(default_factory=StandardEvalConfig)
 
     def recorded(self) -> dict[str, Any]:
         """The config as recorded in the run log (and shown in the report). Header values

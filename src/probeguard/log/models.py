@@ -81,6 +81,20 @@ class RunStats(BaseModel):
     wall_s: float = 0.0
 
 
+class ProbeGroup(BaseModel):
+    """One probe unit's verdict (e.g. a question under its paraphrases), with the evidence
+    a reader needs to see why it failed, and the ids of the cases it rests on."""
+
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=True)
+
+    probe: str
+    group: str
+    failed: bool | None
+    """None: the group could not be judged (``evidence["unscored"]`` says why)."""
+    case_ids: list[str]
+    evidence: dict[str, Any] = Field(default_factory=dict)
+
+
 class RunLog(BaseModel):
     """The final record of a scan (``run.json``)."""
 
@@ -98,3 +112,5 @@ class RunLog(BaseModel):
     summary: dict[str, Any] = Field(default_factory=dict)
     """Suite name → metric name → ``Estimate`` (as dict) or value."""
     records: list[CaseRecord] = Field(default_factory=list)
+    groups: list[ProbeGroup] = Field(default_factory=list)
+    """Probe verdicts, one per probe group."""

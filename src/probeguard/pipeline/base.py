@@ -13,6 +13,7 @@ optional *capabilities* that probes and attribution use for counterfactual re-ru
 | ``oracle_context``| ``contexts``         | generate from given contexts, skipping retrieval          |
 | ``prompt_override``| ``prompt``          | a different prompt template (name or template text)       |
 | ``retrieval``     | ``retrieval``        | retrieval overrides: ``{"mode": "hybrid", "top_k": 10}``  |
+| ``retrieve_only`` | ``retrieve_only``    | return the retrieved contexts without generating          |
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ class Capability(StrEnum):
     ORACLE_CONTEXT = "oracle_context"
     PROMPT_OVERRIDE = "prompt_override"
     RETRIEVAL = "retrieval"
+    RETRIEVE_ONLY = "retrieve_only"
 
 
 class Variation(BaseModel):
@@ -52,6 +54,13 @@ class Variation(BaseModel):
     """A prompt template name (e.g. ``"hardened"``) or a full template text."""
     retrieval: dict[str, Any] = Field(default_factory=dict)
     """Retrieval overrides, e.g. ``{"mode": "hybrid", "top_k": 10}``."""
+    retrieve_only: bool = False
+    """Skip generation: the output carries the retrieved contexts and an empty answer. Probes
+    that measure only retrieval (ranks under paraphrase, whole-document retrieval) ask for it
+    when the pipeline supports it, so a slow generator is not run for nothing."""
+    sample: int = Field(default=0, ge=0)
+    """Repeat index for reruns of the same call: pipelines ignore it, but it is part of the
+    cache key, so ``sample=1`` is a fresh call (used to measure an answer's own variation)."""
 
     @field_validator("exclude_doc_ids")
     @classmethod
@@ -73,6 +82,8 @@ class Variation(BaseModel):
             needed.add(Capability.PROMPT_OVERRIDE)
         if self.retrieval:
             needed.add(Capability.RETRIEVAL)
+        if self.retrieve_only:
+            needed.add(Capability.RETRIEVE_ONLY)
         return frozenset(needed)
 
     def is_default(self) -> bool:

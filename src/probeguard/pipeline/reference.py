@@ -10,7 +10,8 @@ and it supports every capability, so probes and attribution can run counterfactu
 - ``oracle_context``: the given texts go straight to the generator;
 - ``prompt_override``: a template name or text;
 - ``retrieval``: ``{"mode": "dense"|"bm25"|"hybrid", "top_k": int, "min_score": float,
-  "filters": {...}}``.
+  "filters": {...}}``;
+- ``retrieve_only``: the retrieved contexts without a generated answer.
 """
 
 from __future__ import annotations
@@ -206,6 +207,8 @@ class ReferencePipeline:
         check_capabilities(self, variation)
         started = time.perf_counter()
         contexts, retrieved = self._contexts(question, variation)
+        if variation.retrieve_only:
+            return self._output(Generation(text=""), retrieved, "none", started)
         prompt = resolve_prompt(variation.prompt or self.config.prompt)
         gen = self._generator.generate(question, contexts, prompt)
         return self._output(gen, retrieved, prompt.name, started)
@@ -213,7 +216,7 @@ class ReferencePipeline:
     async def aanswer(self, question: str, variation: Variation | None = None) -> PipelineOutput:
         """Retrieval in a worker thread; a natively async generator is awaited."""
         agenerate = getattr(self._generator, "agenerate", None)
-        if agenerate is None:
+        if agenerate is None or (variation is not None and variation.retrieve_only):
             return await asyncio.to_thread(self.answer, question, variation)
         variation = variation or Variation()
         check_capabilities(self, variation)

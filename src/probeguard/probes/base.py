@@ -1,0 +1,167 @@
+"""The probe protocol: a probe generates adversarial cases from the user's own corpus and
+questions (pure, seeded, no I/O), and judges the records the runner brings back.
+
+Cases come in *groups*: the cases of one probe unit (e.g. a question asked plainly and under
+five paraphrases) share ``meta["group"]`` and are told apart by ``meta["role"]``. The runner
+executes every case of every probe in one pass (identical calls are made once: the plain
+question under the default variation is shared by all probes and the golden set); then
+``judge`` sees one group's records by role and returns a ``ProbeVerdict``. A probe's failure
+rate is the share of judged groups that failed, with a Wilson interval; groups that cannot be
+judged (``failed=None``: an errored call, nothing to measure) are counted apart, never as
+passes or failures.
+
+Register a probe with ``@probe("name")`` on a ``Probe`` subclass; ``probeguard list probes``
+shows the registry.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import Any, Callable, ClassVar, Mapping, Sequence, TypeVar
+
+import numpy as np
+
+from probeguard.corpus.models import Chunk, Document
+from probeguard.dataset.models import Case
+from probeguard.hashing import sha256_hex
+from probeguard.log.models import CaseRecord
+from probeguard.pipeline.base import Capability, Variation
+from probeguard.stats import wilson
+
+
+@dataclass(frozen=True)
+class ProbeContext:
+    """Everything a probe may read to generate cases. Nothing here does I/O."""
+
+    documents: tuple[Document, ...]
+    questions: tuple[Case, ...]
+    """The golden questions (with expected answers and gold evidence where known)."""
+    seed: int = 0
+    top_k: int = 5
+    """The pipeline's retrieval depth: "gold evidence left the top-k" is judged against it."""
+    capabilities: frozenset[Capability] = frozenset()
+    chunks: tuple[Chunk, ...] | None = None
+    """The pipeline's own chunks, when it exposes them (the reference pipeline does)."""
+    chunker: Mapping[str, Any] | None = None
+    """The pipeline's chunker config, when known (e.g. ``{"name": "tokens", "size": 128}``)."""
+    _by_id: dict[str, Document] = field(default_factory=dict, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        self._by_id.update({d.id: d for d in self.documents})
+
+    def document(self, doc_id: str) -> Document | None:
+        return self._by_id.get(doc_id)
+
+    def rng(self, *key: str) -> np.random.Generator:
+        """A generator seeded by (seed, key): each item gets its own stream, so a case does
+        not change when another item is added or the order of generation changes."""
+        digest = sha256_hex(str(self.seed), *key)
+        return np.random.default_rng(int(digest[:16], 16))
+
+    def retrieval_variation(self, **fields: Any) -> Variation:
+        """A variation for a call whose answer the probe will not read (only its retrieved
+        contexts): it asks for ``retrieve_only`` when the pipeline supports it, so a slow
+        generator is not run for nothing."""
+        return Variation(retrieve_only=Capability.RETRIEVE_ONLY in self.capabilities, **fields)
+
+    def answerable(self) -> list[Case]:
+        """Golden questions that expect an answer and name gold evidence."""
+        return [q for q in self.questions
+                if q.expected.mode == "answer" and q.expected.evidence_doc_ids]
+
+
+@dataclass(frozen=True)
+class JudgeContext:
+    """What ``judge`` may use besides the records: the probe context and shared detectors
+    (built lazily by the scan, so a probe that needs none costs nothing)."""
+
+    probe: ProbeContext
+    detectors: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ProbeVerdict:
+    """One group's outcome. ``failed`` is None when the group cannot be judged; then
+    ``evidence["unscored"]`` says why."""
+
+    failed: bool | None
+    evidence: dict[str, Any] = field(default_factory=dict)
+
+
+class Probe(ABC):
+    """A failure family. Subclasses are registered with ``@probe(name)`` and configured by
+    keyword settings (their constructor parameters)."""
+
+    name: ClassVar[str] = ""
+    goal: ClassVar[str] = ""
+    """One sentence: the failure this probe looks for."""
+    requires: ClassVar[frozenset[Capability]] = frozenset()
+    """Capabilities without which the probe cannot run on a pipeline (it is then skipped,
+    and the report says why)."""
+    overlap_weight: ClassVar[float] = 0.0
+    """Default share of this probe's failures that standard evaluation also catches (FCS)."""
+
+    @abstractmethod
+    def generate(self, ctx: ProbeContext) -> list[Case]:
+        """Cases for this probe: pure and deterministic in ``ctx`` (incl. its seed)."""
+
+    @abstractmethod
+    def judge(self, group: str, records: Mapping[str, CaseRecord], ctx: JudgeContext) -> ProbeVerdict:
+        """The verdict for one group, from its records keyed by role."""
+
+    def summarize(self, verdicts: Sequence[ProbeVerdict]) -> dict[str, Any]:
+        """The probe's summary; by default its failure rate over judged groups."""
+        judged = [v for v in verdicts if v.failed is not None]
+        return {"failure_rate": wilson(sum(1 for v in judged if v.failed), len(judged)).model_dump(),
+                "groups": len(verdicts), "unscored": len(verdicts) - len(judged)}
+
+    def config(self) -> dict[str, Any]:
+        """The probe's settings, recorded in the run log."""
+        return {"name": self.name}
+
+    # -- helpers for subclasses ---------------------------------------------------------
+    def case(self, group: str, role: str, question: str, **kwargs: Any) -> Case:
+        """A case of this probe with id ``<probe>:<group>:<role>`` and group/role in meta."""
+        meta = {"group": group, "role": role, **kwargs.pop("meta", {})}
+        return Case(id=f"{self.name}:{group}:{role}", question=question, probe=self.name,
+                    meta=meta, **kwargs)
+
+
+P = TypeVar("P", bound=type[Probe])
+
+PROBES: dict[str, type[Probe]] = {}
+"""Registered probes by name, in registration order."""
+
+
+def probe(name: str) -> Callable[[P], P]:
+    """Class decorator: register a ``Probe`` subclass under ``name``."""
+
+    def register(cls: P) -> P:
+        if name in PROBES and PROBES[name] is not cls:
+            raise ValueError(f"probe '{name}' is already registered by {PROBES[name].__qualname__}")
+        cls.name = name
+        PROBES[name] = cls
+        return cls
+
+    return register
+
+
+def group_records(records: Sequence[CaseRecord], probe_name: str) -> dict[str, dict[str, CaseRecord]]:
+    """A probe's records by group, then role (groups in first-seen order)."""
+    groups: dict[str, dict[str, CaseRecord]] = {}
+    for record in records:
+        if record.case.probe == probe_name:
+            meta = record.case.meta
+            groups.setdefault(str(meta["group"]), {})[str(meta["role"])] = record
+    return groups
+
+
+def gold_rank(record: CaseRecord, evidence: Sequence[str]) -> int | None:
+    """1-based rank of the first gold document among the record's retrieved chunks."""
+    from probeguard.metrics.retrieval import first_relevant_rank
+
+    if record.output is None:
+        return None
+    ranked = [r.doc_id for r in sorted(record.output.retrieved, key=lambda r: r.rank)]
+    return first_relevant_rank(ranked, evidence)

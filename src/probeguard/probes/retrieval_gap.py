@@ -1,0 +1,160 @@
+"""Retrieval gap: the gold evidence a question finds slips when the question is reworded.
+
+Per answerable golden question one group: role ``original`` (the question as written — the
+golden set's own call, made once) and one role per paraphrase kind that changes it
+(``probeguard.probes.paraphrase``: declarative, keywords, question_word, synonym, jargon; each
+kind draws from its own seeded stream ``ctx.rng("retrieval_gap", question id, kind)``). All
+cases use the pipeline as configured, so the probe needs no capability; it needs the pipeline
+to report its retrieved contexts.
+
+Rank of the gold evidence: ``gold_rank`` — the 1-based rank, among the retrieved *documents*
+(several chunks of one document count once), of the first gold document. A gold document
+absent from the top-k (``ProbeContext.top_k``) — including a variant that retrieved nothing at
+all — gets the penalty rank ``top_k + 1``. A group whose original question comes back with no
+retrieved contexts is unscored (the pipeline does not report them, or retrieved nothing).
+
+A group is judged only when the original question retrieves gold evidence in the top-k; if it
+does not, the miss is a plain retrieval failure, not a paraphrase gap, and the group is
+unscored. Per variant ``delta = rank(variant) − rank(original)``; the group has a **gap** when
+
+    mean(delta over variants) > rank_delta_threshold   or   gold leaves the top-k under a variant.
+
+``summarize`` adds ``mean_rank_delta`` (bootstrap mean over judged groups of their mean delta)
+and, per kind, ``kind_gap_rates`` — the share of judged groups with that kind in which it lost
+the gold evidence or raised its rank by more than the threshold — and ``kind_mean_rank_delta``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping, Sequence
+
+from probeguard.dataset.models import Case
+from probeguard.log.models import CaseRecord
+from probeguard.probes.base import (JudgeContext, Probe, ProbeContext, ProbeVerdict, gold_rank,
+                                    probe)
+from probeguard.probes.paraphrase import KINDS, paraphrase
+from probeguard.stats import bootstrap_mean, wilson
+
+__all__ = ["RetrievalGap"]
+
+ORIGINAL = "original"
+
+
+@probe("retrieval_gap")
+class RetrievalGap(Probe):
+    """Paraphrase each question and measure the gold evidence's rank shift (module docstring).
+    Settings: ``rank_delta_threshold`` (mean rank delta above which a group has a gap),
+    ``kinds`` (paraphrase kinds to use) and ``bootstrap_seed`` (for the mean's interval)."""
+
+    goal = ("Questions whose gold evidence is found as written but slips down or out of the "
+            "top-k when the same question is reworded (declarative, keywords, another "
+            "question word, synonyms, jargon).")
+    overlap_weight = 0.15
+
+    def __init__(self, rank_delta_threshold: float = 1.0, kinds: Sequence[str] = KINDS,
+                 bootstrap_seed: int = 0) -> None:
+        if isinstance(kinds, str):
+            kinds = (kinds,)
+        unknown = [k for k in kinds if k not in KINDS]
+        if unknown:
+            raise ValueError(f"retrieval_gap: unknown paraphrase kind(s) {', '.join(unknown)}; "
+                             f"known: {', '.join(KINDS)}")
+        if not kinds:
+            raise ValueError("retrieval_gap: kinds must name at least one paraphrase kind")
+        if len(set(kinds)) != len(kinds):
+            raise ValueError("retrieval_gap: kinds lists a kind twice")
+        self.rank_delta_threshold = float(rank_delta_threshold)
+        self.kinds = tuple(kinds)
+        self.bootstrap_seed = int(bootstrap_seed)
+
+    def config(self) -> dict[str, Any]:
+        return {"name": self.name, "rank_delta_threshold": self.rank_delta_threshold,
+                "kinds": list(self.kinds), "bootstrap_seed": self.bootstrap_seed}
+
+    def generate(self, ctx: ProbeContext) -> list[Case]:
+        cases: list[Case] = []
+        for question in ctx.answerable():
+            cases.append(self.case(question.id, ORIGINAL, question.question,
+                                   expected=question.expected,
+                                   meta={"question_id": question.id, "kind": ORIGINAL}))
+            for kind in self.kinds:
+                text = paraphrase(question.question, kind, ctx.rng(self.name, question.id, kind))
+                if text is None:
+                    continue
+                cases.append(self.case(question.id, kind, text, expected=question.expected,
+                                       variation=ctx.retrieval_variation(),
+                                       meta={"question_id": question.id, "kind": kind,
+                                             "original": question.question}))
+        return cases
+
+    def judge(self, group: str, records: Mapping[str, CaseRecord], ctx: JudgeContext
+              ) -> ProbeVerdict:
+        top_k = ctx.probe.top_k
+        evidence: dict[str, Any] = {"question_id": group, "top_k": top_k,
+                                    "threshold": self.rank_delta_threshold}
+        original = records.get(ORIGINAL)
+        if original is None:
+            return ProbeVerdict(None, {**evidence,
+                                       "unscored": "no record for the original question"})
+        for role, record in records.items():
+            if record.output is None:
+                err = record.error
+                why = f"{err.type}: {err.message}" if err else "no output"
+                return ProbeVerdict(None, {**evidence,
+                                           "unscored": f"the '{role}' call failed ({why})"})
+        variants = [(role, r) for role, r in records.items() if role != ORIGINAL]
+        if not variants:
+            return ProbeVerdict(None, {**evidence,
+                                       "unscored": "no paraphrase kind could change the question"})
+        if not original.output.retrieved:  # type: ignore[union-attr]
+            # (A variant with nothing retrieved is a real miss: the pipeline reports contexts.)
+            return ProbeVerdict(None, {**evidence, "unscored": (
+                "the pipeline reported no retrieved contexts for the original question")})
+        gold = original.case.expected.evidence_doc_ids
+        base = gold_rank(original, gold)
+        evidence["original_rank"] = base
+        if base is None or base > top_k:
+            return ProbeVerdict(None, {**evidence, "unscored": (
+                "gold evidence not retrieved for the original question: a plain retrieval "
+                "failure, not a paraphrase gap")})
+        rows: list[dict[str, Any]] = []
+        for role, record in variants:
+            rank = gold_rank(record, gold)
+            left = rank is None or rank > top_k
+            effective = top_k + 1 if left else rank
+            assert effective is not None
+            rows.append({"role": role, "kind": record.case.meta.get("kind", role),
+                         "text": record.case.question, "rank": effective,
+                         "left_top_k": left, "delta": effective - base})
+        mean_delta = sum(r["delta"] for r in rows) / len(rows)
+        lost = [r["kind"] for r in rows if r["left_top_k"]]
+        reasons: list[str] = []
+        if mean_delta > self.rank_delta_threshold:
+            reasons.append(f"mean rank delta {mean_delta:.2f} > {self.rank_delta_threshold:g}")
+        for r in rows:
+            if r["left_top_k"]:
+                reasons.append(f"gold evidence left the top-{top_k} under the {r['kind']} "
+                               f"paraphrase {r['text']!r}")
+        evidence.update({"variants": rows, "mean_delta": mean_delta, "lost_by": lost,
+                         "reasons": reasons})
+        return ProbeVerdict(bool(reasons), evidence)
+
+    def summarize(self, verdicts: Sequence[ProbeVerdict]) -> dict[str, Any]:
+        """Base keys plus ``mean_rank_delta`` (bootstrap Estimate over judged groups),
+        ``kind_gap_rates`` and ``kind_mean_rank_delta`` (per paraphrase kind)."""
+        out = super().summarize(verdicts)
+        judged = [v for v in verdicts if v.failed is not None and "variants" in v.evidence]
+        out["mean_rank_delta"] = bootstrap_mean(
+            [float(v.evidence["mean_delta"]) for v in judged], seed=self.bootstrap_seed
+        ).model_dump()
+        rates: dict[str, Any] = {}
+        deltas: dict[str, Any] = {}
+        for kind in self.kinds:
+            rows = [r for v in judged for r in v.evidence["variants"] if r["kind"] == kind]
+            gaps = sum(1 for r in rows if r["left_top_k"] or r["delta"] > self.rank_delta_threshold)
+            rates[kind] = wilson(gaps, len(rows)).model_dump()
+            deltas[kind] = bootstrap_mean([float(r["delta"]) for r in rows],
+                                          seed=self.bootstrap_seed).model_dump()
+        out["kind_gap_rates"] = rates
+        out["kind_mean_rank_delta"] = deltas
+        return out

@@ -1,0 +1,228 @@
+"""Retrieval gap: paraphrase cases, rank deltas, and a real lexical-mismatch weakness (BM25)
+that a dense MiniLM retriever does not share, found through the runner."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from probeguard.config.models import ReferencePipelineConfig
+from probeguard.corpus.models import Document
+from probeguard.dataset.models import Case, Expected
+from probeguard.log.models import CaseError, CaseRecord
+from probeguard.pipeline.base import PipelineOutput, RetrievedChunk, Variation
+from probeguard.pipeline.reference import ReferencePipeline
+from probeguard.probes.base import PROBES, JudgeContext, ProbeContext, group_records
+from probeguard.probes.paraphrase import KINDS
+from probeguard.probes.retrieval_gap import RetrievalGap
+from probeguard.runner.executor import Runner, RunnerConfig
+
+# Short policy texts whose questions use the documents' own wording: the synonym and jargon
+# paraphrases swap that wording for other words (customer → client, refund → reimbursement),
+# a lexical mismatch that BM25 cannot bridge and a sentence embedding can.
+DOCS = [
+    ("refunds", "A customer may return an item within 30 days to get a refund. The refund goes "
+                "back to the card used at checkout."),
+    ("staff-discount", "Every employee may buy store goods at a 25% discount. The discount does "
+                       "not apply to gift cards."),
+    ("shipping", "We ship every order within 2 working days. Heavy parcels ship by road freight."),
+    ("deletion", "If you ask us to delete your account, we delete it within 45 days. Backups "
+                 "expire after that."),
+    ("late-fee", "A late fee of $8 per day is charged when rented gear comes back after the due "
+                 "date."),
+    ("leave", "Each employee gets 16 weeks of paid parental leave. Leave can start up to 4 weeks "
+              "before the birth."),
+    ("repairs", "We repair a broken tent for free during the first 2 years. After that a repair "
+                "costs $40."),
+    ("support", "You can phone customer support on 555-0147 from 9 am to 5 pm on weekdays."),
+    ("membership", "A membership costs $12 per month and can be cancelled at any time."),
+    ("travel", "Staff who travel for work may claim up to $60 per night for a hotel."),
+    ("price-match", "If an item you buy drops in price within 14 days, we refund the difference."),
+    ("security", "Report a suspicious email to the security team by forwarding it to "
+                 "report@example.com."),
+]
+QUESTIONS = [
+    ("refunds", "How many days does a customer have to return an item for a refund?", "30 days"),
+    ("staff-discount", "What discount does an employee get to buy goods?", "25%"),
+    ("shipping", "How many working days does it take to ship an order?", "2 working days"),
+    ("deletion", "How long does it take to delete my account?", "45 days"),
+    ("late-fee", "What is the late fee for rented gear?", "$8 per day"),
+    ("leave", "How many weeks of paid parental leave does an employee get?", "16 weeks"),
+    ("repairs", "How long do you repair a broken tent for free?", "2 years"),
+    ("support", "What number do I phone to reach customer support?", "555-0147"),
+    ("membership", "How much does a membership cost per month?", "$12 per month"),
+    ("travel", "How much can staff claim for a hotel when they travel for work?", "$60 per night"),
+    ("price-match", "How many days do I have to get a refund of the difference if an item I buy "
+                    "drops in price?", "14 days"),
+    ("security", "Where do I report a suspicious email?", "report@example.com"),
+]
+TOP_K = 2
+
+
+def corpus() -> tuple[list[Document], list[Case]]:
+    docs = [Document(id=d, text=t) for d, t in DOCS]
+    questions = [Case(id=f"q{i:02d}", question=q, expected=Expected(
+        answers=(a,), evidence_doc_ids=(d,))) for i, (d, q, a) in enumerate(QUESTIONS)]
+    questions.append(Case(id="abstain", question="What is the CEO's salary?",
+                          expected=Expected(mode="abstain")))
+    return docs, questions
+
+
+def context(seed: int = 0) -> ProbeContext:
+    docs, questions = corpus()
+    return ProbeContext(documents=tuple(docs), questions=tuple(questions), seed=seed, top_k=TOP_K)
+
+
+def run_probe(retriever: dict, embedder: dict | None = None):
+    docs, _ = corpus()
+    config = {"retriever": retriever, "top_k": TOP_K,
+              "chunker": {"name": "tokens", "size": 128, "overlap": 32}}
+    if embedder is not None:
+        config["embedder"] = embedder
+    pipeline = ReferencePipeline(docs, ReferencePipelineConfig(**config))
+    ctx = context()
+    probe = RetrievalGap()
+    result = Runner(pipeline, RunnerConfig(concurrency=2)).run(probe.generate(ctx))
+    groups = group_records(result.records, probe.name)
+    verdicts = [probe.judge(g, recs, JudgeContext(ctx)) for g, recs in groups.items()]
+    return verdicts, probe.summarize(verdicts)
+
+
+# -- settings and generate --------------------------------------------------------------
+
+def test_settings():
+    assert PROBES["retrieval_gap"] is RetrievalGap
+    assert RetrievalGap.requires == frozenset() and RetrievalGap.overlap_weight == 0.15
+    probe = RetrievalGap(rank_delta_threshold=2, kinds=["synonym"])
+    assert probe.config() == {"name": "retrieval_gap", "rank_delta_threshold": 2.0,
+                              "kinds": ["synonym"], "bootstrap_seed": 0}
+    with pytest.raises(ValueError, match="unknown paraphrase kind"):
+        RetrievalGap(kinds=("synonym", "llm"))
+    with pytest.raises(ValueError, match="at least one"):
+        RetrievalGap(kinds=())
+
+
+def test_generate_is_deterministic_and_valid():
+    first = RetrievalGap().generate(context())
+    second = RetrievalGap().generate(context())
+    assert [c.model_dump_json() for c in first] == [c.model_dump_json() for c in second]
+    reseeded = RetrievalGap().generate(context(seed=12345))
+    assert [c.question for c in reseeded] != [c.question for c in first]  # seeded choices
+
+    ids = [c.id for c in first]
+    assert len(ids) == len(set(ids))
+    groups = {c.meta["group"] for c in first}
+    assert groups == {f"q{i:02d}" for i in range(len(QUESTIONS))}  # the abstention is left out
+    for case in first:
+        assert Case.model_validate_json(case.model_dump_json()) == case
+        assert case.probe == "retrieval_gap" and case.variation == Variation()
+        assert case.id == f"retrieval_gap:{case.meta['group']}:{case.meta['role']}"
+        assert case.meta["kind"] == case.meta["role"]
+        if case.meta["role"] != "original":
+            assert case.meta["role"] in KINDS and case.question != case.meta["original"]
+    originals = [c for c in first if c.meta["role"] == "original"]
+    assert [c.question for c in originals] == [q for _, q, _ in QUESTIONS]
+    # every kind changes at least one question of this corpus
+    assert {c.meta["kind"] for c in first} == {"original", *KINDS}
+
+
+def test_kinds_setting_limits_the_variants():
+    cases = RetrievalGap(kinds=("keywords",)).generate(context())
+    assert {c.meta["role"] for c in cases} == {"original", "keywords"}
+
+
+# -- judge on hand-made records ---------------------------------------------------------
+
+def _output(*doc_ids: str) -> PipelineOutput:
+    return PipelineOutput(answer="a", retrieved=[
+        RetrievedChunk(chunk_id=f"{d}#0-1", doc_id=d, text="t", rank=i + 1)
+        for i, d in enumerate(doc_ids)])
+
+
+def _records(outputs: dict[str, PipelineOutput | None]) -> dict[str, CaseRecord]:
+    gold = Expected(answers=("x",), evidence_doc_ids=("gold",))
+    records = {}
+    for role, out in outputs.items():
+        case = Case(id=f"retrieval_gap:g:{role}", question=f"question {role}",
+                    probe="retrieval_gap",
+                    expected=gold, meta={"group": "g", "role": role, "kind": role})
+        error = None if out is not None else CaseError(type="PipelineCallError", message="boom")
+        records[role] = CaseRecord(case=case, call_key=role, output=out, error=error)
+    return records
+
+
+def _judge(outputs, threshold: float = 1.0):
+    ctx = JudgeContext(ProbeContext(documents=(), questions=(), top_k=3))
+    return RetrievalGap(rank_delta_threshold=threshold).judge("g", _records(outputs), ctx)
+
+
+def test_rank_deltas_and_the_penalty_rank():
+    verdict = _judge({"original": _output("gold", "b"), "synonym": _output("b", "gold"),
+                      "jargon": _output("b", "c", "d")})
+    rows = {r["kind"]: r for r in verdict.evidence["variants"]}
+    assert rows["synonym"]["rank"] == 2 and rows["synonym"]["delta"] == 1
+    assert rows["jargon"]["rank"] == 4 and rows["jargon"]["left_top_k"]  # top_k + 1 penalty
+    assert verdict.evidence["mean_delta"] == 2.0 and verdict.failed is True
+    assert verdict.evidence["lost_by"] == ["jargon"]
+
+
+def test_small_mean_delta_within_top_k_is_no_gap():
+    verdict = _judge({"original": _output("gold"), "synonym": _output("b", "gold"),
+                      "keywords": _output("gold")})
+    assert verdict.failed is False and verdict.evidence["mean_delta"] == 0.5
+    assert _judge({"original": _output("gold"), "synonym": _output("b", "gold")},
+                  threshold=0.5).failed is True
+
+
+def test_a_variant_that_retrieves_nothing_lost_the_gold():
+    verdict = _judge({"original": _output("gold"), "synonym": _output()})
+    assert verdict.failed is True and verdict.evidence["variants"][0]["rank"] == 4
+
+
+def test_unscored_groups_say_why():
+    missed = _judge({"original": _output("a", "b"), "synonym": _output("gold")})
+    assert missed.failed is None
+    assert missed.evidence["unscored"].startswith("gold evidence not retrieved for the original")
+    errored = _judge({"original": _output("gold"), "synonym": None})
+    assert errored.failed is None and "PipelineCallError" in errored.evidence["unscored"]
+    silent = _judge({"original": PipelineOutput(answer="a"), "synonym": _output("gold")})
+    assert silent.failed is None and "no retrieved contexts" in silent.evidence["unscored"]
+    alone = _judge({"original": _output("gold")})
+    assert alone.failed is None and "no paraphrase" in alone.evidence["unscored"]
+
+
+# -- the weakness, through the real runner ----------------------------------------------
+
+@pytest.fixture(scope="module")
+def bm25():
+    return run_probe({"name": "bm25"})
+
+
+def test_bm25_has_paraphrase_gaps_that_dense_and_hybrid_retrieval_close(bm25):
+    weak_verdicts, weak = bm25
+    _, dense = run_probe({"name": "dense"}, {"name": "minilm"})
+    _, hybrid = run_probe({"name": "hybrid"}, {"name": "minilm"})
+    assert weak["failure_rate"]["n"] == dense["failure_rate"]["n"] == len(QUESTIONS)
+    assert weak["failure_rate"]["value"] > dense["failure_rate"]["value"]
+    assert weak["failure_rate"]["value"] > hybrid["failure_rate"]["value"]
+    assert weak["failure_rate"]["value"] >= 0.25
+    assert weak["mean_rank_delta"]["value"] > dense["mean_rank_delta"]["value"]
+    # The gaps come from the lexical kinds, not from rewording that keeps the words.
+    for kind in ("synonym", "jargon"):
+        assert weak["kind_gap_rates"][kind]["value"] > dense["kind_gap_rates"][kind]["value"]
+    assert weak["kind_gap_rates"]["keywords"]["value"] == 0.0
+    failed = next(v for v in weak_verdicts if v.failed)
+    assert failed.evidence["reasons"] and failed.evidence["original_rank"] <= TOP_K
+    assert all({"text", "kind", "rank", "delta"} <= set(r) for r in failed.evidence["variants"])
+
+
+def test_summary_shapes(bm25):
+    _, summary = bm25
+    assert summary["groups"] == len(QUESTIONS) and summary["unscored"] == 0
+    assert summary["mean_rank_delta"]["method"] == "bootstrap"
+    assert set(summary["kind_gap_rates"]) == set(KINDS) == set(summary["kind_mean_rank_delta"])
+    for estimate in summary["kind_gap_rates"].values():
+        assert estimate["method"] == "wilson" and 0 < estimate["n"] <= len(QUESTIONS)
+    empty = RetrievalGap().summarize([])
+    assert empty["groups"] == 0 and math.isnan(empty["mean_rank_delta"]["value"])
