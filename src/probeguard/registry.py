@@ -33,6 +33,7 @@ def parts() -> dict[str, dict[str, str]]:
     from probeguard.pipeline.prompts import TEMPLATES
     from probeguard.pipeline.rerankers import RERANKERS
     from probeguard.pipeline.retrievers.factory import RETRIEVERS
+    from probeguard.probes import load_probes
 
     def classes(reg: Mapping[str, Any]) -> dict[str, str]:
         return {name: _summary(cls) for name, cls in sorted(reg.items())}
@@ -49,5 +50,6 @@ def parts() -> dict[str, dict[str, str]]:
         "rerankers": _lazy(RERANKERS),
         "generators": _lazy(GENERATORS),
         "prompts": {name: _summary(t.system) for name, t in sorted(TEMPLATES.items())},
+        "probes": {name: cls.goal for name, cls in load_probes().items()},
     }
 

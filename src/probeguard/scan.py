@@ -12,7 +12,7 @@ import time
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
 from probeguard._version import __version__
 from probeguard.config.models import ScanConfig
@@ -26,6 +26,7 @@ from probeguard.log.models import RunHeader, RunLog
 from probeguard.log.writer import RunLogWriter
 from probeguard.metrics.golden import score_golden_record, summarize_golden
 from probeguard.pipeline.base import Pipeline
+from probeguard.probes.evaluate import judge_probes, plan_probes, probe_context
 from probeguard.reports.markdown import render_markdown
 from probeguard.runner.cache import ResponseCache
 from probeguard.runner.executor import Runner, RunnerConfig
@@ -112,22 +113,26 @@ class ScanResult:
 
 def scan(config: ScanConfig, out_dir: str | Path, *, resume: bool = False,
          progress: Callable[[int, int], None] | None = None,
-         pipeline: Pipeline | None = None) -> ScanResult:
+         pipeline: Pipeline | None = None,
+         inputs: tuple[Sequence[Document], Sequence[Case]] | None = None) -> ScanResult:
     """Run a scan and write ``run.jsonl``, ``run.json`` and ``report.md`` into ``out_dir``.
 
     ``resume`` reuses the finished cases of an interrupted run in the same directory.
-    ``pipeline`` overrides the configured one (for library users with their own object).
+    ``pipeline`` overrides the configured one (for library users with their own object);
+    ``inputs`` gives the documents and golden cases directly instead of ``config.corpus``.
     """
     started = time.perf_counter()
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    documents, cases = load_inputs(config)
+    documents, cases = (list(inputs[0]), list(inputs[1])) if inputs else load_inputs(config)
     if pipeline is None:
         pipeline = build_pipeline(config, documents)
     fingerprint = corpus_fingerprint(documents)
     header = RunHeader(probeguard_version=__version__, pipeline_name=pipeline.name,
                        pipeline_fingerprint=pipeline.fingerprint(),
                        corpus_fingerprint=fingerprint, seed=config.seed)
+    ctx = probe_context(pipeline, documents, cases, seed=config.seed, top_k=config.probes.top_k)
+    plan = plan_probes(config.probes, ctx)
     writer = RunLogWriter(out / RUN_JSONL, header, resume=resume)
     cache = ResponseCache(config.runner.cache_dir) if config.runner.cache_dir else None
     runner = Runner(pipeline,
@@ -137,7 +142,7 @@ def scan(config: ScanConfig, out_dir: str | Path, *, resume: bool = False,
                     cache=cache, log=writer, resume_from=writer.finished() if resume else None,
                     progress=progress)
     try:
-        result = runner.run(cases)
+        result = runner.run([*cases, *plan.cases])
     finally:
         writer.close()
     records = list(result.records)
@@ -145,12 +150,16 @@ def scan(config: ScanConfig, out_dir: str | Path, *, resume: bool = False,
         if record.case.probe == "golden":
             record.verdict = score_golden_record(record)
     golden = [r for r in records if r.case.probe == "golden"]
-    summary = {"golden": summarize_golden(golden, seed=config.seed)} if golden else {}
+    summary: dict[str, Any] = {"golden": summarize_golden(golden, seed=config.seed)} if golden else {}
+    groups, probe_summary = judge_probes(plan, records, ctx,
+                                         overlap_weights=config.probes.overlap_weights,
+                                         standard=config.standard_eval, seed=config.seed)
+    summary.update(probe_summary)
     stats = result.stats.model_copy(update={"wall_s": round(time.perf_counter() - started, 3)})
     run = RunLog(probeguard_version=__version__, config=config.recorded(),
                  pipeline_name=pipeline.name, pipeline_fingerprint=pipeline.fingerprint(),
                  corpus_fingerprint=fingerprint, seed=config.seed, stats=stats,
-                 summary=summary, records=records)
+                 summary=summary, records=records, groups=groups)
     atomic_write_text(out / RUN_JSON, run.model_dump_json(indent=2) + "\n")
     atomic_write_text(out / REPORT_MD, render_markdown(run))
     log.info("scan finished: %d cases, %d calls, %d cache hits, %d errors", stats.cases,

@@ -52,6 +52,7 @@ def project(tmp_path, monkeypatch):
         corpus: {path: corpus.jsonl, questions: questions.jsonl}
         pipeline: {type: callable, callable: {target: "my_rag:rag"}}
         runner: {cache_dir: cache, retries: 0}
+        probes: {enabled: []}
     '''))
     monkeypatch.chdir(tmp_path)
     import importlib, sys
@@ -112,3 +113,22 @@ def test_question_with_unknown_evidence_names_line_and_field(project):
     with pytest.raises(InputError) as info:
         scan(load_config(root / "probeguard.yaml"), root / "run")
     assert info.value.line == 1 and "evidence_doc_ids" in str(info.value)
+
+
+def test_black_box_pipeline_runs_the_probes_it_can_and_reports_the_rest(project):
+    root, module = project
+    cfg = load_config(root / "probeguard.yaml", overrides={
+        "probes": {"enabled": ["retrieval_gap", "chunk_fracture"]}})
+    run = scan(cfg, root / "run").run
+    probes = run.summary["probes"]
+    assert "chunking" in probes["chunk_fracture"]["skipped"]
+    gap = probes["retrieval_gap"]
+    # q1 and q2 retrieve their gold documents for the original question: judged
+    assert gap["failure_rate"]["n"] == 2
+    assert any(r.case.probe == "retrieval_gap" and r.case.meta["role"] != "original"
+               for r in run.records)
+    assert "skipped" in result_report(root)
+
+
+def result_report(root):
+    return (root / "run" / "report.md").read_text()

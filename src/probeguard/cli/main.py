@@ -80,12 +80,23 @@ def scan(demo: bool, config_path: Path | None, out_dir: Path | None, resume: boo
     click.echo(f"{stats.cases} cases: {stats.calls} pipeline calls, {stats.cache_hits} cache hits, "
                f"{stats.resumed} resumed, {stats.retries} retries, {stats.errors} errors "
                f"({stats.wall_s:.1f} s)")
+    from probeguard.stats import Estimate
+
     golden = result.run.summary.get("golden")
     if golden:
-        from probeguard.stats import Estimate
-
         for key in ("retrieval_hit_at_k", "mrr", "answer_contains", "pass_rate"):
             click.echo(f"  {key:<20} {Estimate.model_validate(golden[key]).format(3)}")
+    probes = result.run.summary.get("probes", {})
+    for name, summary in probes.items():
+        shown = ("skipped: " + summary["skipped"] if "skipped" in summary
+                 else Estimate.model_validate(summary["failure_rate"]).format(3)
+                 if summary["failure_rate"]["value"] is not None else "n/a")
+        click.echo(f"  probe {name:<22} {shown}")
+    fcs = result.run.summary.get("fcs")
+    if fcs:
+        value = fcs["value"]
+        click.echo(f"  FCS {'n/a' if value is None or value != value else f'{value:.3f}'}; "
+                   f"adversarial failure rate {fcs['adversarial_failure_rate']:.3f}")
     click.echo(f"report: {result.report_path}")
     click.echo(f"run log: {result.run_path}")
 
@@ -101,6 +112,9 @@ class _progress_bar:
         def update(done: int, total: int) -> None:
             if self.disabled:
                 return
+            if self.bar is not None and self.bar.total != total:
+                self.bar.close()
+                self.bar = None
             if self.bar is None:
                 from tqdm import tqdm
 
@@ -118,7 +132,7 @@ class _progress_bar:
 @cli.command(name="list")
 @click.argument("kind", required=False,
                 type=click.Choice(["chunkers", "embedders", "retrievers", "rerankers",
-                                   "generators", "pipelines", "prompts"]))
+                                   "generators", "pipelines", "prompts", "probes"]))
 def list_parts(kind: str | None) -> None:
     """List the parts a pipeline can be assembled from (and, later, probes and metrics)."""
     from probeguard.registry import parts
@@ -128,6 +142,49 @@ def list_parts(kind: str | None) -> None:
             click.echo(f"{group}:")
             for name, doc in names.items():
                 click.echo(f"  {name:<24} {doc}")
+
+
+@cli.group()
+def bench() -> None:
+    """Benchmarks on public data."""
+
+
+@bench.command(name="hotpotqa")
+@click.option("--data", "data_file", type=click.Path(dir_okay=False, path_type=Path),
+              help="qa_one_turn.jsonl (default: $PROBEGUARD_SHARED_DATA/halueval/ or ../shared/data/halueval/).")
+@click.option("--n-docs", type=int, default=250, show_default=True)
+@click.option("--n-queries", type=int, default=50, show_default=True)
+@click.option("--seed", type=int, default=42, show_default=True)
+@click.option("--generators", default="extractive,smollm2", show_default=True,
+              help="Comma-separated: extractive, smollm2.")
+@click.option("--concurrency", type=int, default=4, show_default=True)
+@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
+              default=Path("runs/bench-hotpotqa"), show_default=True)
+def bench_hotpotqa(data_file: Path | None, n_docs: int, n_queries: int, seed: int,
+                   generators: str, concurrency: int, out_dir: Path) -> None:
+    """The four probes, FCS and standard evaluation on HotpotQA, per generator."""
+    from probeguard.bench.hotpotqa import default_data_file, render_table, run_hotpotqa
+
+    path = data_file or default_data_file()
+    if not path.is_file():
+        click.echo(f"skipped: HotpotQA data not found at {path} (give --data or set "
+                   "PROBEGUARD_SHARED_DATA to the folder that holds halueval/)")
+        return
+    names = [g.strip() for g in generators.split(",") if g.strip()]
+    try:
+        with _progress_bar(disabled=False) as progress:
+            rows = run_hotpotqa(path, out_dir, n_docs=n_docs, n_queries=n_queries, seed=seed,
+                                generators=names, concurrency=concurrency,
+                                progress=lambda _name, done, total: progress(done, total))
+    except ProbeGuardError as exc:
+        _fail(str(exc))
+        return
+    table = render_table(rows, n_docs=n_docs, n_queries=n_queries, seed=seed)
+    from probeguard.io import atomic_write_text
+
+    atomic_write_text(out_dir / "bench.md", table)
+    click.echo(table)
+    click.echo(f"runs: {', '.join(str(r.run_dir) for r in rows)}; table: {out_dir / 'bench.md'}")
 
 
 @cli.command()

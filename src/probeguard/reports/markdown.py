@@ -56,6 +56,93 @@ def _case_row(record: CaseRecord) -> str:
             f"{_mark(v.get('refused'))} | {answer} |")
 
 
+def _probe_sections(run: RunLog) -> list[str]:
+    probes = run.summary.get("probes")
+    if not probes:
+        return []
+    fcs = run.summary.get("fcs", {})
+    standard = run.summary.get("standard_eval", {})
+    fcs_value = fcs.get("value")
+    lines = ["", "## Failure coverage", "",
+             f"- **FCS: {'n/a' if fcs_value is None or math.isnan(fcs_value) else f'{fcs_value:.3f}'}** — "
+             f"{md_inline(fcs.get('interpretation', ''), None)}",
+             f"- Overall adversarial failure rate: {fcs.get('adversarial_failure_rate', float('nan')):.3f}",
+             f"- Standard-evaluation failure rate ({md_inline(str(standard.get('measure')))} < "
+             f"{standard.get('threshold')}): {_estimate(standard.get('failure_rate'))}",
+             f"- Recommendation: {md_inline(fcs.get('recommendation', ''), None)}",
+             "", "## Probes", "",
+             "| probe | failure rate [95% CI] (n) | unscored | overlap weight | looks for |",
+             "|---|---|---|---|---|"]
+    for name, s in probes.items():
+        if "skipped" in s:
+            lines.append(f"| {md_inline(name)} | skipped | – | – | {md_inline(s['skipped'], None)} |")
+            continue
+        lines.append(f"| {md_inline(name)} | {_estimate(s['failure_rate'])} | {s['unscored']} | "
+                     f"{s['overlap_weight']:.2f} | {md_inline(s.get('goal', ''), 120)} |")
+    for name, s in probes.items():
+        extra = {k: v for k, v in s.items()
+                 if k not in {"failure_rate", "groups", "unscored", "goal", "overlap_weight",
+                              "settings", "skipped"}}
+        failed = [g for g in run.groups if g.probe == name and g.failed]
+        if not extra and not failed:
+            continue
+        lines += ["", f"### {md_inline(name)}", ""]
+        for key, value in extra.items():
+            lines += _bullets(key, value)
+        if failed:
+            questions = {r.case.id: r.case.question for r in run.records}
+            lines += ["", f"{len(failed)} failed groups (first 20):", "",
+                      "| group | question | evidence |", "|---|---|---|"]
+            for g in failed[:20]:
+                question = next((questions[c] for c in g.case_ids if c in questions), "")
+                lines.append(f"| {md_inline(g.group, 40)} | {md_inline(question, 90)} | "
+                             f"{_evidence(g.evidence)} |")
+    return lines
+
+
+def _is_estimate(value: Any) -> bool:
+    return isinstance(value, dict) and {"value", "low", "high", "n"} <= set(value)
+
+
+def _bullets(key: str, value: Any, depth: int = 0) -> list[str]:
+    """A summary entry as nested bullets: estimates and scalars inline, mappings and lists of
+    mappings one level deeper (configs are left to run.json)."""
+    pad = "  " * depth
+    if isinstance(value, dict) and not _is_estimate(value) and depth < 2:
+        out = [f"{pad}- {md_inline(key)}:"]
+        for sub, v in value.items():
+            out += _bullets(str(sub), v, depth + 1)
+        return out
+    if isinstance(value, list) and value and all(isinstance(v, dict) for v in value) and depth < 2:
+        out = [f"{pad}- {md_inline(key)}:"]
+        for item in value:
+            label = next((str(v) for v in item.values() if isinstance(v, str)), "")
+            fields = "; ".join(f"{md_inline(k)} {_value(v)}" for k, v in item.items()
+                               if _is_estimate(v) or isinstance(v, (int, float, bool)))
+            out.append(f"{pad}  - {md_inline(label, 60)}: {fields}")
+        return out
+    return [f"{pad}- {md_inline(key)}: {_value(value)}"]
+
+
+def _value(value: Any) -> str:
+    if isinstance(value, dict) and {"value", "low", "high", "n"} <= set(value):
+        return _estimate(value)
+    if isinstance(value, dict):
+        return "; ".join(f"{md_inline(str(k), 40)}: {_value(v)}" for k, v in value.items())
+    if isinstance(value, float):
+        return "n/a" if math.isnan(value) else f"{value:.3f}"
+    return md_inline(str(value), 200)
+
+
+def _evidence(evidence: dict[str, Any]) -> str:
+    """Scalar evidence fields, compact and escaped (the full evidence is in run.json)."""
+    parts = []
+    for key, value in evidence.items():
+        if isinstance(value, (str, int, float, bool)) or value is None:
+            parts.append(f"{key}={value}")
+    return md_inline("; ".join(parts), 240)
+
+
 def render_markdown(run: RunLog) -> str:
     cfg = run.config.get("pipeline", {})
     lines = [
@@ -73,6 +160,7 @@ def render_markdown(run: RunLog) -> str:
                           for k in ("chunker", "embedder", "retriever", "top_k", "reranker",
                                     "generator", "prompt"))
         lines.append(f"- Reference pipeline: {parts}")
+    lines += _probe_sections(run)
     golden = run.summary.get("golden")
     if golden:
         lines += ["", "## Golden questions", "",

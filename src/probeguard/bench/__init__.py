@@ -1,0 +1,1 @@
+"""Benchmarks on public data that users can run themselves (``probeguard bench ...``)."""
