@@ -92,3 +92,10 @@ def test_recorded_config_redacts_url_secrets_and_generator_headers(tmp_path):
     assert gen["base_url"] == "https://llm.example/v1?key=***"
     for secret in ("sk-hdr-888", "pw-555", "sk-q-1"):
         assert secret not in str(ref)
+
+
+def test_probe_list_must_not_repeat(tmp_path):
+    path = write(tmp_path, "probes:\n  enabled: [retrieval_gap, retrieval_gap]\n")
+    with pytest.raises(InputError) as info:
+        load_config(path, environ={})
+    assert info.value.line == 2 and "more than once" in str(info.value)

@@ -132,3 +132,11 @@ def test_black_box_pipeline_runs_the_probes_it_can_and_reports_the_rest(project)
 
 def result_report(root):
     return (root / "run" / "report.md").read_text()
+
+
+def test_unknown_probe_is_a_clear_input_error(project):
+    root, _ = project
+    cfg = load_config(root / "probeguard.yaml", overrides={"probes": {"enabled": ["telepathy"]}})
+    with pytest.raises(InputError) as info:
+        scan(cfg, root / "run")
+    assert info.value.field == "probes.enabled" and "known: chunk_fracture" in str(info.value)

@@ -11,7 +11,7 @@ import re
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 
 class _Strict(BaseModel):
@@ -104,6 +104,14 @@ class ProbesConfig(_Strict):
     top_k: int | None = Field(default=None, ge=1)
     """The pipeline's retrieval depth, for pipelines that do not report it (the reference
     pipeline does)."""
+
+    @field_validator("enabled")
+    @classmethod
+    def _unique(cls, names: list[str]) -> list[str]:
+        repeated = sorted({n for n in names if names.count(n) > 1})
+        if repeated:
+            raise ValueError(f"probes listed more than once: {', '.join(repeated)}")
+        return names
 
 
 class StandardEvalConfig(_Strict):
