@@ -158,10 +158,14 @@ def bench() -> None:
 @click.option("--generators", default="extractive,smollm2", show_default=True,
               help="Comma-separated: extractive, smollm2.")
 @click.option("--concurrency", type=int, default=4, show_default=True)
+@click.option("--chunk-size", type=int, default=128, show_default=True,
+              help="Token-window chunk size of the reference pipeline.")
+@click.option("--chunk-overlap", type=int, default=32, show_default=True)
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
               default=Path("runs/bench-hotpotqa"), show_default=True)
 def bench_hotpotqa(data_file: Path | None, n_docs: int, n_queries: int, seed: int,
-                   generators: str, concurrency: int, out_dir: Path) -> None:
+                   generators: str, concurrency: int, chunk_size: int, chunk_overlap: int,
+                   out_dir: Path) -> None:
     """The four probes, FCS and standard evaluation on HotpotQA, per generator."""
     from probeguard.bench.hotpotqa import default_data_file, render_table, run_hotpotqa
 
@@ -173,8 +177,10 @@ def bench_hotpotqa(data_file: Path | None, n_docs: int, n_queries: int, seed: in
     names = [g.strip() for g in generators.split(",") if g.strip()]
     try:
         with _progress_bar(disabled=False) as progress:
+            chunker = {"name": "tokens", "size": chunk_size, "overlap": chunk_overlap}
             rows = run_hotpotqa(path, out_dir, n_docs=n_docs, n_queries=n_queries, seed=seed,
                                 generators=names, concurrency=concurrency,
+                                reference={"chunker": chunker},
                                 progress=lambda _name, done, total: progress(done, total))
     except ProbeGuardError as exc:
         _fail(str(exc))
