@@ -153,7 +153,7 @@ def scan(config: ScanConfig, out_dir: str | Path, *, resume: bool = False,
     summary: dict[str, Any] = {"golden": summarize_golden(golden, seed=config.seed)} if golden else {}
     groups, probe_summary = judge_probes(plan, records, ctx,
                                          overlap_weights=config.probes.overlap_weights,
-                                         standard=config.standard_eval, seed=config.seed)
+                                         standard=config.standard_eval)
     summary.update(probe_summary)
     stats = result.stats.model_copy(update={"wall_s": round(time.perf_counter() - started, 3)})
     run = RunLog(probeguard_version=__version__, config=config.recorded(),

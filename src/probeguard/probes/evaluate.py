@@ -69,7 +69,7 @@ def plan_probes(config: ProbesConfig, ctx: ProbeContext) -> ProbePlan:
 
 def judge_probes(plan: ProbePlan, records: Sequence[CaseRecord], ctx: ProbeContext,
                  *, overlap_weights: dict[str, float], standard: StandardEvalConfig,
-                 seed: int) -> tuple[list[ProbeGroup], dict[str, Any]]:
+                 ) -> tuple[list[ProbeGroup], dict[str, Any]]:
     """Group verdicts and the summary entries ``probes``, ``standard_eval`` and ``fcs``."""
     jctx = JudgeContext(probe=ctx)
     groups: list[ProbeGroup] = []

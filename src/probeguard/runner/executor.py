@@ -117,11 +117,8 @@ class _Run:
     memo: dict[str, asyncio.Future[tuple[PipelineOutput | None, CaseError | None]]] = field(
         default_factory=dict)
     done: int = 0
-    calls: int = 0
-    cache_hits: int = 0
-    resumed: int = 0
-    retries: int = 0
-    errors: int = 0
+    stats: RunStats = field(default_factory=RunStats)
+    """Counters (calls, cache hits, resumed, retries, errors), completed after the run."""
 
 
 class Runner:
@@ -196,9 +193,8 @@ class Runner:
                 executor.shutdown(wait=False, cancel_futures=True)
         records = [r for r in state.records if r is not None]
         assert len(records) == len(cases), "every case ends as a record"
-        stats = RunStats(cases=len(cases), calls=state.calls, cache_hits=state.cache_hits,
-                         resumed=state.resumed, retries=state.retries, errors=state.errors,
-                         wall_s=time.perf_counter() - started)
+        stats = state.stats.model_copy(update={"cases": len(cases),
+                                               "wall_s": time.perf_counter() - started})
         return RunResult(records=records, stats=stats)
 
     # -- steps ----------------------------------------------------------------------------
@@ -219,7 +215,7 @@ class Runner:
             if prev is not None and prev.output is not None and prev.call_key == key:
                 record = prev if prev.case == case else prev.model_copy(update={"case": case})
                 in_log = logged.get(case.id)
-                state.resumed += 1
+                state.stats.resumed += 1
                 self._finish(state, i, record,
                              write=not (in_log is record or in_log == record))
                 if key not in state.memo:
@@ -242,7 +238,7 @@ class Runner:
         if inflight is not None:
             output, error = await asyncio.shield(inflight)
             if output is not None:
-                state.cache_hits += 1
+                state.stats.cache_hits += 1
             return CaseRecord(case=case, call_key=key, output=output, error=error,
                               cached=output is not None, attempts=0,
                               duration_s=time.perf_counter() - started)
@@ -252,7 +248,7 @@ class Runner:
         try:
             cached = self.cache.get(key) if self.cache is not None else None
             if cached is not None:
-                state.cache_hits += 1
+                state.stats.cache_hits += 1
                 future.set_result((cached, None))
                 return CaseRecord(case=case, call_key=key, output=cached, cached=True,
                                   attempts=0, duration_s=time.perf_counter() - started)
@@ -278,7 +274,7 @@ class Runner:
         attempt = 0
         while True:
             async with state.semaphore:
-                state.calls += 1
+                state.stats.calls += 1
                 t0 = time.perf_counter()
                 try:
                     output = await self._call_once(state, case.question, variation)
@@ -291,7 +287,7 @@ class Runner:
                     return output, None, attempt + 1
             if not policy.should_retry(attempt, failure):
                 return None, case_error(failure), attempt + 1
-            state.retries += 1
+            state.stats.retries += 1
             await asyncio.sleep(policy.delay(attempt, failure, key=key))
             attempt += 1
 
@@ -324,7 +320,7 @@ class Runner:
     def _finish(self, state: _Run, i: int, record: CaseRecord, *, write: bool = True) -> None:
         state.records[i] = record
         if record.error is not None:
-            state.errors += 1
+            state.stats.errors += 1
         if write and self.log is not None:
             self.log.append(record)
         state.done += 1
