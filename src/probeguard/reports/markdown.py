@@ -25,7 +25,8 @@ GOLDEN_ROWS = [
 ]
 
 
-def _estimate(value: Any) -> str:
+def format_estimate(value: Any) -> str:
+    """An Estimate (or its JSON) as `0.412 [0.301, 0.531] (n=40)`; other values escaped."""
     if isinstance(value, dict) and {"value", "low", "high", "n"} <= set(value):
         if value["value"] is None:  # NaN read back from run.json (written as null)
             return f"n/a (n={value['n']})"
@@ -68,7 +69,7 @@ def _probe_sections(run: RunLog) -> list[str]:
              f"{md_inline(fcs.get('interpretation', ''), None)}",
              f"- Overall adversarial failure rate: {fcs.get('adversarial_failure_rate', float('nan')):.3f}",
              f"- Standard-evaluation failure rate ({md_inline(str(standard.get('measure')))} < "
-             f"{standard.get('threshold')}): {_estimate(standard.get('failure_rate'))}",
+             f"{standard.get('threshold')}): {format_estimate(standard.get('failure_rate'))}",
              f"- Recommendation: {md_inline(fcs.get('recommendation', ''), None)}",
              "", "## Probes", "",
              "| probe | failure rate [95% CI] (n) | unscored | overlap weight | looks for |",
@@ -77,7 +78,7 @@ def _probe_sections(run: RunLog) -> list[str]:
         if "skipped" in s:
             lines.append(f"| {md_inline(name)} | skipped | – | – | {md_inline(s['skipped'], None)} |")
             continue
-        lines.append(f"| {md_inline(name)} | {_estimate(s['failure_rate'])} | {s['unscored']} | "
+        lines.append(f"| {md_inline(name)} | {format_estimate(s['failure_rate'])} | {s['unscored']} | "
                      f"{s['overlap_weight']:.2f} | {md_inline(s.get('goal', ''), 120)} |")
     for name, s in probes.items():
         extra = {k: v for k, v in s.items()
@@ -126,7 +127,7 @@ def _bullets(key: str, value: Any, depth: int = 0) -> list[str]:
 
 def _value(value: Any) -> str:
     if isinstance(value, dict) and {"value", "low", "high", "n"} <= set(value):
-        return _estimate(value)
+        return format_estimate(value)
     if isinstance(value, dict):
         return "; ".join(f"{md_inline(str(k), 40)}: {_value(v)}" for k, v in value.items())
     if isinstance(value, float):
@@ -167,7 +168,7 @@ def render_markdown(run: RunLog) -> str:
                   f"{golden['cases']} cases, {golden['errors']} errors. "
                   "Rates with Wilson 95% intervals; MRR with a bootstrap interval.", "",
                   "| metric | value [95% CI] (n) |", "|---|---|"]
-        lines += [f"| {label} | {_estimate(golden[key])} |" for key, label in GOLDEN_ROWS
+        lines += [f"| {label} | {format_estimate(golden[key])} |" for key, label in GOLDEN_ROWS
                   if key in golden]
         golden_records = [r for r in run.records if r.case.probe == "golden"]
         failed = [r for r in golden_records if not r.verdict.get("passed")]
