@@ -89,7 +89,8 @@ class RunnerSettings(_Strict):
     """Content-addressed response cache; None disables it."""
 
 
-ALL_PROBES = ["chunk_fracture", "retrieval_gap", "corpus_contradiction", "prompt_hijack"]
+ALL_PROBES = ["chunk_fracture", "retrieval_gap", "corpus_contradiction", "prompt_hijack",
+              "unanswerable", "benign_control"]
 
 
 class ProbesConfig(_Strict):

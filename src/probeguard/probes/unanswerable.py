@@ -1,0 +1,460 @@
+"""Unanswerable: questions the corpus cannot answer, which the pipeline should decline.
+
+Three kinds of question, one group each (role ``ask``, the default variation,
+``Expected(mode="abstain")``):
+
+* ``near_miss``: a golden answerable question with its asked specific swapped for one the
+  corpus never mentions — a real topic, a fact the corpus lacks ("How much does it cost to
+  ship an order to Australia?" → "... to Iceland?"). The specific is, by priority:
+
+  1. ``place``: a country (``COUNTRIES``) or city (``CITIES``) named in the question,
+     replaced by one of the same sort;
+  2. ``name``: a capitalised name (a run of capitalised words not opening the question;
+     its last word that is not a generic type word such as "Policy" or "Society", and not
+     a weekday or month) — "Kestrel Plus" → "Kestrel Hartley", "Ilse Varda" → "Ilse
+     Penrose"; replaced from ``NAMES`` (surname-like words that read as a person, a
+     product, a firm or a town);
+  3. ``year``: a year 1600–2099 → another within ±40 years;
+  4. ``product``: a product word of ``PRODUCTS`` ("tent"; plural kept) or a category of
+     ``CATEGORIES`` ("electronics" → "furniture");
+  5. ``group``: a group of people of ``GROUPS`` ("employees" → "contractors").
+
+  The replacement is drawn with ``ctx.rng("unanswerable", "near", <question id>)`` among
+  the list's terms that are *absent* from the corpus (``CorpusIndex.absent``: no document
+  holds the term on word boundaries, and some word of it has a stem no corpus word has);
+  a question with no swappable specific, or none left absent, yields no case. The check and
+  its result are recorded in ``meta["absence_check"]``. At most ``near_miss`` questions are
+  used: those with the smallest ``sha256`` of their id and text (seed-free, so the groups
+  are the same under any seed, and adding a question does not change the others'
+  chance); the chosen keep the golden set's order.
+
+* ``far_miss``: off-topic general-knowledge questions from ``FAR_MISS_QUESTIONS``, kept only
+  when the share of their (stemmed) content words found in the corpus is at most
+  ``max_overlap`` (``CorpusIndex.overlap``; default 0.25); at most ``far_miss`` of them,
+  chosen by the same seed-free hash of their text.
+
+* ``golden``: the golden questions whose ``expected.mode`` is ``abstain``, as given (the
+  same call as the golden set's, so they cost nothing extra; not re-verified).
+
+Judging one group (``judge``), in order:
+
+1. ``unscored``: the call errored (or the record is missing);
+2. ``refused``: ``out.refused`` or the answer looks like a refusal (``is_refusal``) — the
+   group passes;
+3. ``fabricated`` — the group fails — with ``fabrication``:
+
+   * ``quotation``: the answer (citation markers aside) is made of real sentences of the
+     retrieved chunks or the corpus, verbatim or near-verbatim (``find_quotation``: every
+     piece quoted; ``quote_overlap`` = least share of a piece's content words in one
+     sentence of a retrieved chunk or its document, default 0.8): a neighbouring
+     document's text served as the answer to a question it does not answer. The quoted
+     documents are recorded;
+   * ``invention``: anything else — the answer asserts something the corpus does not say.
+
+   ``negates`` flags a fabricated answer holding a negation ("not", "no", "never",
+   "cannot", "n't", ...): it may deny the premise ("we do not ship to Iceland") rather than
+   invent a fact. It still counts as fabricated (the corpus states no such fact about the
+   asked term, and the rule is lexical), but ``negating_share`` shows how many such
+   answers there are, so a reader can look before trusting the rate.
+
+Summary (every rate a Wilson interval over judged groups; NaN with ``n = 0``):
+``fabrication_rate`` (= ``failure_rate``), ``refusal_rate``, ``quotation_rate`` and
+``invention_rate`` (over judged groups), ``quotation_share`` and ``negating_share``
+(quotations, and negating answers, among fabrications), and ``per_kind`` (``near_miss`` /
+``far_miss`` / ``golden``) with the same rates. Standard evaluation grades answerable questions
+only, so it catches none of these failures: ``overlap_weight = 0``.
+
+Limitation: "absent from the corpus" is lexical. A general rule in the corpus ("most items
+may be returned within 30 days", "we do not ship to any other country") may still bear on
+a near-miss question; such a case is recorded like any other (its meta names the swapped
+term, so a reviewer can drop it), and an answer quoting that rule counts as a quotation.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from dataclasses import dataclass
+from typing import Any, Mapping, Sequence
+
+from probeguard.dataset.models import Case, Expected
+from probeguard.hashing import sha256_hex
+from probeguard.detectors.fabrication import VERSION as DETECTOR_VERSION
+from probeguard.detectors.fabrication import CorpusIndex, find_quotation, is_refusal
+from probeguard.log.models import CaseRecord
+from probeguard.probes.base import JudgeContext, Probe, ProbeContext, ProbeVerdict, probe
+from probeguard.stats import wilson
+
+__all__ = ["CATEGORIES", "CITIES", "COUNTRIES", "FAR_MISS_QUESTIONS", "GROUPS", "KINDS",
+           "NAMES", "OUTCOMES", "PLACES", "PRODUCTS", "Swap", "Unanswerable",
+           "far_miss_questions", "near_miss_swap"]
+
+KINDS = ("near_miss", "far_miss", "golden")
+OUTCOMES = ("refused", "fabricated", "unscored")
+FABRICATIONS = ("quotation", "invention")
+ROLE = "ask"
+
+COUNTRIES = (
+    "Argentina", "Australia", "Austria", "Belgium", "Brazil", "Canada", "Chile", "China",
+    "Colombia", "Denmark", "Egypt", "Finland", "France", "Germany", "Greece", "Iceland",
+    "India", "Indonesia", "Ireland", "Israel", "Italy", "Japan", "Kenya", "Malaysia",
+    "Mexico", "Morocco", "New Zealand", "Nigeria", "Norway", "Peru", "Poland", "Portugal",
+    "Singapore", "South Africa", "South Korea", "Spain", "Sweden", "Switzerland",
+    "Thailand", "Turkey", "Vietnam", "the Netherlands", "the United Kingdom",
+    "the United States",
+)
+CITIES = (
+    "Auckland", "Berlin", "Boston", "Cairo", "Chicago", "Dublin", "Lisbon", "London",
+    "Madrid", "Montreal", "Mumbai", "Nairobi", "Oslo", "Paris", "Prague", "Rome", "Seattle",
+    "Sydney", "Tokyo", "Toronto", "Vancouver", "Vienna",
+)
+PLACES = COUNTRIES + CITIES
+"""Countries and cities recognised in a question; a country is replaced by a country, a
+city by a city."""
+
+NAMES = (
+    "Albescu", "Ashford", "Carrick", "Dunmore", "Ellery", "Halloway", "Hartley", "Kingsley",
+    "Lindqvist", "Marchetti", "Okafor", "Penrose", "Prescott", "Quillon", "Ravenscroft",
+    "Sorensen", "Tanaka", "Thornbury", "Whitlock", "Moreau",
+)
+"""Surname-like replacement names (read as a person, a product, a firm or a town)."""
+
+PRODUCTS = (
+    "tent", "backpack", "jacket", "boot", "headlamp", "stove", "kayak", "canoe", "bicycle",
+    "helmet", "laptop", "camera", "printer", "sofa", "mattress", "surfboard", "snowboard",
+    "drone", "tablet", "blender", "guitar", "piano", "hammock", "telescope", "treadmill",
+    "wetsuit",
+)
+CATEGORIES = (
+    "electronics", "furniture", "jewellery", "cosmetics", "groceries", "toys", "perfume",
+    "software", "textbooks", "medicines",
+)
+"""Product words (singular or plural, plural kept) and product categories (replaced by
+a category), recognised in a question and drawn as replacements."""
+
+GROUPS = (
+    "employees", "staff", "customers", "members", "students", "contractors", "interns",
+    "franchisees", "retirees", "pilots", "nurses", "teachers", "apprentices", "veterans",
+)
+"""Groups of people recognised in a question and drawn as replacements."""
+
+FAR_MISS_QUESTIONS = (
+    "Which planet in the solar system has the most moons?",
+    "Who painted the ceiling of the Sistine Chapel?",
+    "What is the chemical symbol for tungsten?",
+    "Which composer wrote the opera Don Giovanni?",
+    "In which ocean is the Mariana Trench?",
+    "How many bones are in the adult human skeleton?",
+    "Who wrote the novel Pride and Prejudice?",
+    "Which gas makes up most of Earth's atmosphere?",
+    "What is the tallest mountain in Africa?",
+    "Who discovered penicillin?",
+    "What is the largest desert on Earth?",
+    "Which element has the atomic number 79?",
+    "How many strings does a cello have?",
+    "What is the main ingredient of guacamole?",
+    "Which animal is the fastest sprinter on land?",
+    "Who developed the theory of general relativity?",
+    "At what temperature does mercury freeze?",
+    "Which city hosted the 2016 Summer Olympics?",
+    "What do bees collect to make honey?",
+    "How far is a marathon race?",
+    "What is the currency of Japan?",
+    "Who was the first emperor of Rome?",
+    "What causes the aurora borealis?",
+    "Which vitamin does sunlight help the skin produce?",
+    "What is the capital of Mongolia?",
+    "How many hearts does an octopus have?",
+    "Which chess piece can only move diagonally?",
+    "What is the square root of 144?",
+)
+"""Off-topic questions for ``far_miss`` (kept only when they barely overlap the corpus)."""
+
+_GENERIC = frozenset("""policy policies plan plans society group company glassworks river
+university bureau team inc ltd department club museum fair bridge row city town street road
+mount hall terms faq""".split())
+_CALENDAR = frozenset("""monday tuesday wednesday thursday friday saturday sunday mondays
+tuesdays wednesdays thursdays fridays saturdays sundays january february march april may june
+july august september october november december""".split())
+_CAP_RUN = re.compile(r"[A-Z][\w'’-]*(?:\s+(?:&\s+)?[A-Z][\w'’-]*)*")
+_YEAR = re.compile(r"(?<![\w.,])(1[6-9]\d\d|20\d\d)(?![\w.,]\d)")
+_YEAR_SPAN = 40
+_NEGATION = re.compile(r"\b(?:not|no|never|cannot|none|neither|nor)\b|n['’]t\b", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Swap:
+    """One near-miss substitution: ``question[start:end]`` (``original``) → ``term``."""
+
+    kind: str
+    start: int
+    end: int
+    original: str
+    term: str
+
+    def apply(self, question: str) -> str:
+        return question[:self.start] + self.term + question[self.end:]
+
+
+def _word_spans(question: str, term: str) -> list[tuple[int, int]]:
+    body = r"\s+".join(re.escape(p) for p in term.split())
+    return [m.span() for m in re.finditer(rf"(?<!\w){body}(?!\w)", question)]
+
+
+def _places(question: str) -> list[tuple[int, int, str]]:
+    found = []
+    for place in PLACES:
+        bare = place[4:] if place.startswith("the ") else place
+        found += [(s, e, bare) for s, e in _word_spans(question, bare)]
+    return sorted(found)
+
+
+def _names(question: str) -> list[tuple[int, int, str]]:
+    from probeguard.text import words
+
+    places = {w for p in PLACES for w in words(p)}
+    found = []
+    for run in _CAP_RUN.finditer(question):
+        tokens = [(m.start() + run.start(), m.end() + run.start(), m.group(0))
+                  for m in re.finditer(r"[A-Z][\w'’-]*", run.group(0))]
+        if run.start() == 0:
+            tokens = tokens[1:]          # the question's first word is capitalised anyway
+        tokens = [t for t in tokens if t[2].lower() not in _CALENDAR | places
+                  and t[2] != "I" and not t[2].isupper()]
+        specific = [t for t in tokens if t[2].lower() not in _GENERIC]
+        if specific:
+            found.append(specific[-1])
+    return found
+
+
+def _plural(word: str) -> str:
+    return word if word.endswith("s") else word + "s"
+
+
+def _products(question: str) -> list[tuple[int, int, str]]:
+    found = []
+    for product in PRODUCTS:
+        for form in (product, _plural(product)):
+            found += [(s, e, form) for s, e in _word_spans(question.lower(), form)]
+    for category in CATEGORIES:
+        found += [(s, e, category) for s, e in _word_spans(question.lower(), category)]
+    return sorted(found)
+
+
+def _groups(question: str) -> list[tuple[int, int, str]]:
+    found = []
+    for group in GROUPS:
+        found += [(s, e, group) for s, e in _word_spans(question.lower(), group)]
+    return sorted(found)
+
+
+def near_miss_swap(ctx: ProbeContext, question: Case, index: CorpusIndex) -> Swap | None:
+    """The substitution that makes ``question`` a near miss (module docstring), or None."""
+    rng = ctx.rng("unanswerable", "near", question.id, question.question)
+    text = question.question
+
+    def draw(options: Sequence[str], original: str) -> str | None:
+        pool = [o for o in options if o.lower() != original.lower() and index.absent(o)
+                and not _word_spans(text.lower(), o.lower())]
+        return pool[int(rng.integers(0, len(pool)))] if pool else None
+
+    for start, end, original in _places(text):
+        term = draw(COUNTRIES if original in COUNTRIES or "the " + original in COUNTRIES
+                    else CITIES, original)
+        if term is not None:
+            if term.startswith("the ") and text[max(0, start - 4):start].lower() == "the ":
+                term = term[4:]            # "to the United Kingdom" keeps one article
+            return Swap("place", start, end, original, term)
+    for start, end, original in reversed(_names(text)):
+        term = draw(NAMES, original)
+        if term is not None:
+            return Swap("name", start, end, original, term)
+    for match in _YEAR.finditer(text):
+        year = int(match.group(1))
+        years = [str(y) for y in range(year - _YEAR_SPAN, year + _YEAR_SPAN + 1)
+                 if y != year and 1500 <= y <= 2099]
+        term = draw(years, match.group(1))
+        if term is not None:
+            return Swap("year", match.start(1), match.end(1), match.group(1), term)
+    for start, end, original in _products(text):
+        if original in CATEGORIES:
+            options = list(CATEGORIES)
+        else:
+            plural = original not in PRODUCTS
+            options = [_plural(p) if plural else p for p in PRODUCTS]
+        term = draw(options, original)
+        if term is not None:
+            return Swap("product", start, end, original, term)
+    for start, end, original in _groups(text):
+        term = draw(GROUPS, original)
+        if term is not None:
+            return Swap("group", start, end, original, term)
+    return None
+
+
+def far_miss_questions(index: CorpusIndex, max_overlap: float) -> list[tuple[int, str, float]]:
+    """``(position, question, overlap)`` of the ``FAR_MISS_QUESTIONS`` whose corpus overlap
+    is at most ``max_overlap``."""
+    out = []
+    for i, q in enumerate(FAR_MISS_QUESTIONS):
+        overlap = index.overlap(q)
+        if overlap == overlap and overlap <= max_overlap:
+            out.append((i, q, overlap))
+    return out
+
+
+def _pick(items: Sequence[Any], keys: Sequence[str], limit: int) -> list[Any]:
+    """At most ``limit`` items: those with the smallest ``sha256(key)``; the chosen keep
+    their order. The choice does not depend on the seed (the seed draws the replacement
+    terms, not which questions are asked), nor on the other items present."""
+    if len(items) <= limit:
+        return list(items)
+    ranks = [sha256_hex("unanswerable", k) for k in keys]
+    chosen = sorted(range(len(items)), key=lambda i: (ranks[i], i))[:limit]
+    return [items[i] for i in sorted(chosen)]
+
+
+@probe("unanswerable")
+class Unanswerable(Probe):
+    """Ask what the corpus cannot answer; a fabricated answer (quoted from a neighbouring
+    document or invented) fails, a refusal passes (module docstring)."""
+
+    goal = ("The pipeline answers a question its corpus cannot answer (near-miss: a fact the "
+            "corpus lacks; far-miss: off-topic) instead of declining: it quotes a neighbouring "
+            "document or invents.")
+    overlap_weight = 0.0
+
+    def __init__(self, near_miss: int = 12, far_miss: int = 6, golden: bool = True,
+                 max_overlap: float = 0.25, quote_overlap: float = 0.8) -> None:
+        for label, value in (("near_miss", near_miss), ("far_miss", far_miss)):
+            if int(value) != value or value < 0:
+                raise ValueError(f"{label} must be an integer >= 0, got {value!r}")
+        if not 0.0 <= float(max_overlap) <= 1.0:
+            raise ValueError(f"max_overlap must lie in [0, 1], got {max_overlap!r}")
+        if not 0.0 < float(quote_overlap) <= 1.0:
+            raise ValueError(f"quote_overlap must lie in (0, 1], got {quote_overlap!r}")
+        self.near_miss = int(near_miss)
+        self.far_miss = int(far_miss)
+        self.golden = bool(golden)
+        self.max_overlap = float(max_overlap)
+        self.quote_overlap = float(quote_overlap)
+        self._index: tuple[int, CorpusIndex] | None = None
+        self._lock = threading.Lock()
+
+    def config(self) -> dict[str, Any]:
+        return {"name": self.name, "near_miss": self.near_miss, "far_miss": self.far_miss,
+                "golden": self.golden, "max_overlap": self.max_overlap,
+                "quote_overlap": self.quote_overlap, "detector_version": DETECTOR_VERSION}
+
+    def index(self, ctx: ProbeContext) -> CorpusIndex:
+        """The corpus index of ``ctx.documents`` (built once per document set)."""
+        with self._lock:
+            if self._index is None or self._index[0] != id(ctx.documents):
+                self._index = (id(ctx.documents), CorpusIndex(ctx.documents))
+            return self._index[1]
+
+    # -- generation ---------------------------------------------------------------------
+    def generate(self, ctx: ProbeContext) -> list[Case]:
+        index = self.index(ctx)
+        cases: list[Case] = []
+        asked: set[str] = set()
+        groups: set[str] = set()
+
+        def add(group: str, question: str, kind: str, meta: dict[str, Any],
+                tags: Sequence[str] = ()) -> None:
+            base, n = group, 1
+            while group in groups:
+                n += 1
+                group = f"{base}~{n}"
+            groups.add(group)
+            asked.add(question.strip().lower())
+            cases.append(self.case(group, ROLE, question, expected=Expected(mode="abstain"),
+                                   tags=tuple(tags), meta={"kind": kind, **meta}))
+
+        if self.golden:
+            for q in ctx.questions:
+                if q.expected.mode == "abstain":
+                    add(f"golden:{q.id}", q.question, "golden", {"question_id": q.id},
+                        q.tags)
+        swaps = []
+        if self.near_miss:
+            for q in ctx.questions:
+                if q.expected.mode != "answer":
+                    continue
+                swap = near_miss_swap(ctx, q, index)
+                if swap is not None:
+                    swaps.append((q, swap))
+        for q, swap in _pick(swaps, [q.id + "\n" + q.question for q, _ in swaps],
+                             self.near_miss):
+            question = swap.apply(q.question)
+            if question.strip().lower() in asked:
+                continue
+            add(f"near:{q.id}", question, "near_miss", {
+                "question_id": q.id, "source_question": q.question, "swap": swap.kind,
+                "replaced": swap.original, "term": swap.term,
+                "absence_check": {"term": swap.term, "absent": index.absent(swap.term),
+                                  "rule": "no document holds the term (case-insensitive, "
+                                          "word boundaries) and some word's stem is new"}},
+                q.tags)
+        far = far_miss_questions(index, self.max_overlap) if self.far_miss else []
+        for i, question, overlap in _pick(far, [q for _, q, _ in far], self.far_miss):
+            if question.strip().lower() in asked:
+                continue
+            add(f"far:{i:02d}", question, "far_miss",
+                {"corpus_overlap": round(overlap, 6), "max_overlap": self.max_overlap})
+        return cases
+
+    # -- judging ------------------------------------------------------------------------
+    def judge(self, group: str, records: Mapping[str, CaseRecord],
+              ctx: JudgeContext) -> ProbeVerdict:
+        record = records.get(ROLE)
+        if record is None:
+            return ProbeVerdict(failed=None, evidence={"outcome": "unscored",
+                                                       "unscored": "record missing"})
+        meta = record.case.meta
+        evidence: dict[str, Any] = {"kind": meta.get("kind"),
+                                    "question_id": meta.get("question_id"),
+                                    "term": meta.get("term")}
+        out = record.output
+        if out is None:
+            why = f"call errored: {record.error.type}" if record.error else "no output"
+            return ProbeVerdict(failed=None, evidence={**evidence, "outcome": "unscored",
+                                                       "unscored": why})
+        evidence["retrieved_doc_ids"] = list(dict.fromkeys(
+            r.doc_id for r in sorted(out.retrieved, key=lambda r: r.rank)))
+        if is_refusal(out):
+            return ProbeVerdict(failed=False, evidence={**evidence, "outcome": "refused"})
+        quote = find_quotation(out.answer, out.retrieved, self.index(ctx.probe),
+                               min_overlap=self.quote_overlap)
+        evidence.update(outcome="fabricated",
+                        fabrication="quotation" if quote.quoted else "invention",
+                        quoted_doc_ids=list(quote.doc_ids), verbatim=quote.verbatim,
+                        unquoted=list(quote.unquoted),
+                        negates=bool(_NEGATION.search(out.answer)))
+        return ProbeVerdict(failed=True, evidence=evidence)
+
+    # -- summary ------------------------------------------------------------------------
+    def summarize(self, verdicts: Sequence[ProbeVerdict]) -> dict[str, Any]:
+        summary = super().summarize(verdicts)
+        judged = [v.evidence for v in verdicts if v.failed is not None]
+        summary.update(_rates(judged))
+        summary["per_kind"] = {kind: {**_rates([e for e in judged if e.get("kind") == kind]),
+                                      "groups": sum(1 for v in verdicts
+                                                    if v.evidence.get("kind") == kind)}
+                               for kind in KINDS}
+        return summary
+
+
+def _rates(judged: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    fabricated = [e for e in judged if e.get("outcome") == "fabricated"]
+    quoted = sum(1 for e in fabricated if e.get("fabrication") == "quotation")
+    return {
+        "fabrication_rate": wilson(len(fabricated), len(judged)).model_dump(),
+        "refusal_rate": wilson(sum(1 for e in judged if e.get("outcome") == "refused"),
+                               len(judged)).model_dump(),
+        "quotation_rate": wilson(quoted, len(judged)).model_dump(),
+        "invention_rate": wilson(len(fabricated) - quoted, len(judged)).model_dump(),
+        "quotation_share": wilson(quoted, len(fabricated)).model_dump(),
+        "negating_share": wilson(sum(1 for e in fabricated if e.get("negates")),
+                                 len(fabricated)).model_dump(),
+    }
