@@ -19,6 +19,7 @@ from probeguard.config.models import ScanConfig
 from probeguard.corpus.loaders import load_corpus
 from probeguard.corpus.models import Document, corpus_fingerprint
 from probeguard.corpus.questions import load_questions
+from probeguard.dataset.attack_types import load_attack_cases
 from probeguard.dataset.models import Case
 from probeguard.errors import InputError
 from probeguard.io import atomic_write_text
@@ -59,6 +60,17 @@ def load_inputs(config: ScanConfig) -> tuple[list[Document], list[Case]]:
     cases = (load_questions(questions_path, corpus_ids={d.id for d in documents})
              if questions_path is not None else [])
     return documents, cases
+
+
+def load_attacks(config: ScanConfig, documents: Sequence[Document]) -> list[Case]:
+    """The attack cases for the ``attack_types`` probe: the demo's bundled file, else
+    ``corpus.attacks`` (none when unset). Loaded only when that probe is enabled."""
+    if "attack_types" not in config.probes.enabled:
+        return []
+    path = demo_data_dir() / "attacks.jsonl" if config.demo else config.corpus.attacks
+    if path is None:
+        return []
+    return load_attack_cases(path, corpus_ids={d.id for d in documents})
 
 
 def build_pipeline(config: ScanConfig, documents: Sequence[Document]) -> Pipeline:
@@ -131,7 +143,8 @@ def scan(config: ScanConfig, out_dir: str | Path, *, resume: bool = False,
     header = RunHeader(probeguard_version=__version__, pipeline_name=pipeline.name,
                        pipeline_fingerprint=pipeline.fingerprint(),
                        corpus_fingerprint=fingerprint, seed=config.seed)
-    ctx = probe_context(pipeline, documents, cases, seed=config.seed, top_k=config.probes.top_k)
+    ctx = probe_context(pipeline, documents, cases, seed=config.seed, top_k=config.probes.top_k,
+                        attack_cases=load_attacks(config, documents))
     plan = plan_probes(config.probes, ctx)
     writer = RunLogWriter(out / RUN_JSONL, header, resume=resume)
     cache = ResponseCache(config.runner.cache_dir) if config.runner.cache_dir else None

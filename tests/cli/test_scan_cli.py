@@ -113,7 +113,13 @@ def test_demo_scan_runs_all_four_probes_and_reports_fcs(demo_runs):
     base, _, _ = demo_runs
     run = RunLog.model_validate_json((base / "a" / "run.json").read_text())
     probes = run.summary["probes"]
-    assert set(probes) == {"chunk_fracture", "retrieval_gap", "corpus_contradiction", "prompt_hijack"}
+    assert set(probes) == {"chunk_fracture", "retrieval_gap", "corpus_contradiction",
+                           "prompt_hijack", "attack_types"}
+    attacks = probes["attack_types"]
+    for row in (*attacks["per_type"].values(), attacks["overall"]):
+        for layer in ("retrieval", "answer", "abstention", "citation", "pass"):
+            assert {"value", "low", "high", "n"} <= set(row[layer])
+    assert attacks["per_type"]["temporal_conflict"]["cases"] >= 4     # the bundled attacks
     for name, summary in probes.items():
         rate = summary["failure_rate"]
         assert {"value", "low", "high", "n"} <= set(rate), name

@@ -130,6 +130,38 @@ def test_black_box_pipeline_runs_the_probes_it_can_and_reports_the_rest(project)
     assert "skipped" in result_report(root)
 
 
+def test_attack_cases_from_corpus_attacks_are_scored_per_layer(project):
+    root, _ = project
+    attacks = [
+        {"id": "a1", "type": "lexical_mismatch", "question": "How long is the window to return "
+         "an item?", "answers": ["30 days"], "evidence_doc_ids": ["refunds"]},
+        {"id": "a2", "type": "unanswerable", "question": "Who is the CEO?"},
+    ]
+    (root / "attacks.jsonl").write_text("\n".join(json.dumps(a) for a in attacks) + "\n")
+    cfg = load_config(root / "probeguard.yaml", overrides={
+        "corpus": {"attacks": "attacks.jsonl"},
+        "probes": {"enabled": ["attack_types"], "settings": {"attack_types": {"generated": False}}}})
+    s = scan(cfg, root / "run").run.summary["probes"]["attack_types"]
+    assert s["failure_rate"]["n"] == 2 and s["failure_rate"]["value"] == 0.0
+    lexical, unanswerable = s["per_type"]["lexical_mismatch"], s["per_type"]["unanswerable"]
+    assert lexical["retrieval"]["n"] == 1 and lexical["answer"]["value"] == 1.0
+    assert (unanswerable["abstention"]["value"], unanswerable["abstention"]["n"]) == (1.0, 1)
+    assert unanswerable["retrieval"]["n"] == 0                    # undefined, not counted
+    assert s["per_type"]["citation_trap"]["pass"]["n"] == 0
+
+
+def test_attack_file_errors_name_file_line_and_field(project):
+    root, _ = project
+    (root / "attacks.jsonl").write_text(json.dumps(
+        {"id": "a1", "type": "stale", "question": "?", "answers": ["a"]}) + "\n")
+    cfg = load_config(root / "probeguard.yaml", overrides={
+        "corpus": {"attacks": "attacks.jsonl"}, "probes": {"enabled": ["attack_types"]}})
+    with pytest.raises(InputError) as info:
+        scan(cfg, root / "run")
+    assert info.value.line == 1 and info.value.field == "type"
+    assert info.value.file.endswith("attacks.jsonl")
+
+
 def result_report(root):
     return (root / "run" / "report.md").read_text()
 
@@ -139,4 +171,5 @@ def test_unknown_probe_is_a_clear_input_error(project):
     cfg = load_config(root / "probeguard.yaml", overrides={"probes": {"enabled": ["telepathy"]}})
     with pytest.raises(InputError) as info:
         scan(cfg, root / "run")
-    assert info.value.field == "probes.enabled" and "known: chunk_fracture" in str(info.value)
+    assert info.value.field == "probes.enabled" and "known: " in str(info.value)
+    assert "chunk_fracture" in str(info.value).split("known: ")[1]

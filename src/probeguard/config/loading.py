@@ -144,7 +144,7 @@ def locate_in_file(error: InputError, path: str | Path | None) -> InputError:
 def _resolve_relative_paths(data: dict[str, Any], base: Path) -> None:
     corpus = data.get("corpus")
     if isinstance(corpus, dict):
-        for key in ("path", "questions"):
+        for key in ("path", "questions", "attacks"):
             value = corpus.get(key)
             if isinstance(value, str) and not Path(value).is_absolute():
                 corpus[key] = str((base / value).resolve())

@@ -25,6 +25,10 @@ class CorpusConfig(_Strict):
     """Guessed from the path when omitted."""
     questions: Path | None = None
     """Golden questions (JSONL/JSON): ``{id, question, answers, evidence_doc_ids, mode, tags}``."""
+    attacks: Path | None = None
+    """Attack cases for the ``attack_types`` probe (JSONL/JSON): the golden-question fields
+    plus a required ``type`` (``probeguard.dataset.attack_types``). ``demo: true`` uses the
+    bundled ``attacks.jsonl``."""
 
 
 class ReferencePipelineConfig(_Strict):
@@ -90,7 +94,7 @@ class RunnerSettings(_Strict):
 
 
 ALL_PROBES = ["chunk_fracture", "retrieval_gap", "corpus_contradiction", "prompt_hijack",
-              "unanswerable", "benign_control"]
+              "attack_types"]
 
 
 class ProbesConfig(_Strict):

@@ -15,12 +15,16 @@ an error, so that a typo ("answer" for "answers") does not silently drop expecta
 Errors raise ``InputError`` naming the file, the 1-based line and the field, as the corpus
 loaders do; duplicate ids name both lines, and with ``corpus_ids`` an evidence id that is
 not in the corpus is an error.
+
+Other case files reuse this format: ``extra_keys`` admits more keys, and ``check`` sees each
+parsed case with its raw object and place, to validate those keys and return the case it
+wants (e.g. the attack-case files of ``probeguard.dataset.attack_types``, which add ``type``).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, get_args
+from typing import Any, Callable, Sequence, get_args
 
 from probeguard.corpus.loaders import iter_json_records, record_id, type_name, where
 from probeguard.dataset.models import Case, Expected
@@ -51,15 +55,22 @@ def _string_list(value: Any, *, file: str, line: int, label: str, field: str) ->
     return tuple(value)
 
 
+CaseCheck = Callable[[Case, dict[str, Any], Path, int, str], Case]
+"""``check(case, obj, path, line, label) -> case``: validates a parsed case (raising
+``InputError`` with the file, line and field) and returns the case to keep."""
+
+
 def _case(obj: Any, *, path: Path, line: int, label: str,
-          corpus_ids: set[str] | frozenset[str] | None) -> tuple[Case, bool]:
+          corpus_ids: set[str] | frozenset[str] | None,
+          extra_keys: Sequence[str] = ()) -> tuple[Case, bool]:
     file = str(path)
     if not isinstance(obj, dict):
         raise InputError(f"{label}expected a JSON object, got {type_name(obj)}", file=file,
                          line=line)
-    unknown = sorted(set(obj) - set(_KEYS))
+    allowed = (*_KEYS, *extra_keys)
+    unknown = sorted(set(obj) - set(allowed))
     if unknown:
-        raise InputError(f"{label}unknown field; allowed: {', '.join(_KEYS)}", file=file,
+        raise InputError(f"{label}unknown field; allowed: {', '.join(allowed)}", file=file,
                          line=line, field=unknown[0])
     question = obj.get("question")
     if question is None:
@@ -100,9 +111,12 @@ def _case(obj: Any, *, path: Path, line: int, label: str,
 
 
 def load_questions(path: str | Path, *, corpus_ids: set[str] | frozenset[str] | None = None,
-                   format: str | None = None) -> list[Case]:
+                   format: str | None = None, extra_keys: Sequence[str] = (),
+                   check: CaseCheck | None = None) -> list[Case]:
     """Golden cases from a JSONL or JSON question file, in file order (see the module
-    docstring). ``corpus_ids``, when given, must hold every ``evidence_doc_ids`` entry."""
+    docstring). ``corpus_ids``, when given, must hold every ``evidence_doc_ids`` entry;
+    ``extra_keys`` are further allowed keys, which ``check`` (called on every parsed case
+    before the duplicate-id check) validates."""
     path = Path(path)
     if not path.is_file():
         raise InputError("no such file", file=str(path))
@@ -114,7 +128,10 @@ def load_questions(path: str | Path, *, corpus_ids: set[str] | frozenset[str] | 
     cases: list[Case] = []
     seen: dict[str, str] = {}
     for line, label, obj in iter_json_records(path, fmt, container_key="questions"):
-        case, explicit = _case(obj, path=path, line=line, label=label, corpus_ids=corpus_ids)
+        case, explicit = _case(obj, path=path, line=line, label=label, corpus_ids=corpus_ids,
+                               extra_keys=extra_keys)
+        if check is not None:
+            case = check(case, obj, path, line, label)
         here = where(label, line)
         if case.id in seen:
             what = (f"duplicate id '{case.id}'" if explicit
@@ -128,4 +145,4 @@ def load_questions(path: str | Path, *, corpus_ids: set[str] | frozenset[str] | 
     return cases
 
 
-__all__ = ["MODES", "load_questions", "question_id"]
+__all__ = ["CaseCheck", "MODES", "load_questions", "question_id"]

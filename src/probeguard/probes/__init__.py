@@ -17,8 +17,7 @@ BUILTIN_MODULES = (
     "probeguard.probes.retrieval_gap",
     "probeguard.probes.corpus_contradiction",
     "probeguard.probes.prompt_hijack",
-    "probeguard.probes.unanswerable",
-    "probeguard.probes.benign_control",
+    "probeguard.probes.attack_types",
 )
 
 
@@ -35,7 +34,7 @@ def make_probe(name: str, settings: Mapping[str, Any] | None = None) -> Probe:
 
     registry = load_probes()
     if name not in registry:
-        raise ValueError(f"unknown probe {name!r}; known: {', '.join(registry)}")
+        raise ValueError(f"unknown probe {name!r}; known: {', '.join(sorted(registry))}")
     instance: Probe = construct(registry[name], "probe", name, dict(settings or {}))
     return instance
 

@@ -45,6 +45,8 @@ class ProbeContext:
     """The pipeline's own chunks, when it exposes them (the reference pipeline does)."""
     chunker: Mapping[str, Any] | None = None
     """The pipeline's chunker config, when known (e.g. ``{"name": "tokens", "size": 128}``)."""
+    attack_cases: tuple[Case, ...] = ()
+    """Hand-written attack cases (``probeguard.dataset.attack_types``), loaded by the scan."""
     _by_id: dict[str, Document] = field(default_factory=dict, repr=False, compare=False)
 
     def __post_init__(self) -> None:

@@ -23,9 +23,11 @@ DEFAULT_TOP_K = 5
 
 
 def probe_context(pipeline: Pipeline, documents: Sequence[Document], questions: Sequence[Case],
-                  *, seed: int, top_k: int | None = None) -> ProbeContext:
+                  *, seed: int, top_k: int | None = None,
+                  attack_cases: Sequence[Case] = ()) -> ProbeContext:
     """What probes may know about the pipeline: its capabilities, and — for the reference
-    pipeline — its retrieval depth, chunks and chunker."""
+    pipeline — its retrieval depth, chunks and chunker; ``attack_cases`` for the
+    ``attack_types`` probe."""
     reference_config = getattr(pipeline, "config", None)
     chunks = getattr(pipeline, "chunks", None)
     return ProbeContext(
@@ -33,7 +35,8 @@ def probe_context(pipeline: Pipeline, documents: Sequence[Document], questions: 
         top_k=top_k or getattr(reference_config, "top_k", None) or DEFAULT_TOP_K,
         capabilities=frozenset(pipeline.capabilities),
         chunks=tuple(chunks) if chunks is not None else None,
-        chunker=getattr(reference_config, "chunker", None))
+        chunker=getattr(reference_config, "chunker", None),
+        attack_cases=tuple(attack_cases))
 
 
 @dataclass
@@ -75,9 +78,7 @@ def judge_probes(plan: ProbePlan, records: Sequence[CaseRecord], ctx: ProbeConte
     groups: list[ProbeGroup] = []
     probe_summaries: dict[str, Any] = {}
     rates: dict[str, float] = {}
-    # A probe's own default weight, unless the table or the config says otherwise.
-    weights = {**{p.name: p.overlap_weight for p in plan.probes}, **DEFAULT_OVERLAP_WEIGHTS,
-               **overlap_weights}
+    weights = {**DEFAULT_OVERLAP_WEIGHTS, **overlap_weights}
     for p in plan.probes:
         verdicts = []
         for group, by_role in group_records(records, p.name).items():
