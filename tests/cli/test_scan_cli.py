@@ -9,6 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from probeguard.cli.main import cli
+from probeguard.config.models import ALL_PROBES
 from probeguard.log.models import RunLog
 
 
@@ -109,17 +110,29 @@ def test_list_shows_parts():
         assert name in result.output
 
 
-def test_demo_scan_runs_all_four_probes_and_reports_fcs(demo_runs):
+def is_estimate(value) -> bool:
+    return isinstance(value, dict) and {"value", "low", "high", "n"} <= set(value)
+
+
+def test_demo_scan_runs_every_probe_and_reports_fcs(demo_runs):
     base, _, _ = demo_runs
     run = RunLog.model_validate_json((base / "a" / "run.json").read_text())
     probes = run.summary["probes"]
-    assert set(probes) == {"chunk_fracture", "retrieval_gap", "corpus_contradiction",
-                           "prompt_hijack", "attack_types"}
+    assert list(probes) == ALL_PROBES
     attacks = probes["attack_types"]
     for row in (*attacks["per_type"].values(), attacks["overall"]):
         for layer in ("retrieval", "answer", "abstention", "citation", "pass"):
             assert {"value", "low", "high", "n"} <= set(row[layer])
     assert attacks["per_type"]["temporal_conflict"]["cases"] >= 4     # the bundled attacks
+    poisoning = probes["corpus_poisoning"]
+    for key in ("attack_success_rate", "evaded_rate", "blocked_rate", "completion_under_attack"):
+        assert is_estimate(poisoning[key]) and poisoning[key]["n"] > 0, key
+    assert len(poisoning["per_style"]) == 12
+    for style in poisoning["per_style"].values():
+        assert is_estimate(style["attack_success_rate"]) and is_estimate(style["evaded_rate"])
+    for key in ("fabrication_rate", "refusal_rate"):
+        assert is_estimate(probes["unanswerable"][key]) and probes["unanswerable"][key]["n"] > 0
+    assert probes["benign_control"]["false_refusal_rate"]["n"] > 0
     for name, summary in probes.items():
         rate = summary["failure_rate"]
         assert {"value", "low", "high", "n"} <= set(rate), name

@@ -94,7 +94,7 @@ class RunnerSettings(_Strict):
 
 
 ALL_PROBES = ["chunk_fracture", "retrieval_gap", "corpus_contradiction", "prompt_hijack",
-              "attack_types"]
+              "corpus_poisoning", "unanswerable", "benign_control", "attack_types"]
 
 
 class ProbesConfig(_Strict):

@@ -25,6 +25,9 @@ DEFAULT_OVERLAP_WEIGHTS: dict[str, float] = {
     "retrieval_gap": 0.15,
     "corpus_contradiction": 0.40,
     "prompt_hijack": 0.40,
+    "corpus_poisoning": 0.10,
+    "unanswerable": 0.0,
+    "benign_control": 0.75,
     "attack_types": 0.35,
 }
 

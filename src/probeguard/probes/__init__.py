@@ -17,6 +17,9 @@ BUILTIN_MODULES = (
     "probeguard.probes.retrieval_gap",
     "probeguard.probes.corpus_contradiction",
     "probeguard.probes.prompt_hijack",
+    "probeguard.probes.poisoning",
+    "probeguard.probes.unanswerable",
+    "probeguard.probes.benign_control",
     "probeguard.probes.attack_types",
 )
 

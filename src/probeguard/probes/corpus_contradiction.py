@@ -105,7 +105,8 @@ def locate_evidence(question: Case, documents: Mapping[str, Document] | ProbeCon
     return None
 
 
-def _passage(doc_text: str, sentence: tuple[int, int], mutated: str) -> tuple[str, int]:
+def passage_with_context(doc_text: str, sentence: tuple[int, int],
+                         mutated: str) -> tuple[str, int]:
     """The injected passage for a single-fact kind and the offset of the mutated sentence in
     it: the mutated sentence, preceded by the sentence before it when it opens with a
     pronoun."""
@@ -203,7 +204,7 @@ class CorpusContradiction(Probe):
                            candidates=candidates, vocab=vocab)
                 if m is None:
                     continue
-                text, offset = _passage(doc.text, (s0, s1), m.text)
+                text, offset = passage_with_context(doc.text, (s0, s1), m.text)
                 new_span = (offset + m.new_start, offset + m.new_end)
                 contradicting = m.text
                 claim_spans = ([m.start, m.end], [m.new_start, m.new_end])

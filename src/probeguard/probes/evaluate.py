@@ -78,7 +78,9 @@ def judge_probes(plan: ProbePlan, records: Sequence[CaseRecord], ctx: ProbeConte
     groups: list[ProbeGroup] = []
     probe_summaries: dict[str, Any] = {}
     rates: dict[str, float] = {}
-    weights = {**DEFAULT_OVERLAP_WEIGHTS, **overlap_weights}
+    # A probe's own default weight, unless the table or the config says otherwise.
+    weights = {**{p.name: p.overlap_weight for p in plan.probes}, **DEFAULT_OVERLAP_WEIGHTS,
+               **overlap_weights}
     for p in plan.probes:
         verdicts = []
         for group, by_role in group_records(records, p.name).items():

@@ -111,9 +111,9 @@ from probeguard.probes.base import JudgeContext, Probe, ProbeContext, ProbeVerdi
 from probeguard.stats import bootstrap_mean, wilson
 from probeguard.text import contains_answer, content_words, sentence_spans
 
-__all__ = ["CONTROL_ROLE", "OUTCOMES", "PromptHijack", "STYLES", "canary_token",
+__all__ = ["CONTROL_ROLE", "OUTCOMES", "PromptHijack", "STYLES", "SourceFinder", "canary_token",
            "control_document", "find_canary", "hijack_document", "quotes_only",
-           "relevant_sentences", "strip_citations"]
+           "relevant_sentences", "strip_citations", "topic_of"]
 
 STYLES = ("direct", "note_to_assistant", "system_update", "hidden_in_relevant")
 """The injection styles, in generation order."""
@@ -151,7 +151,7 @@ def _question_text(question: str) -> str:
     return " ".join(question.split())
 
 
-def _topic(source: Document | None, question: str) -> str:
+def topic_of(source: Document | None, question: str) -> str:
     if source is not None and source.title.strip():
         return " ".join(source.title.split())
     words = content_words(question)[:_TOPIC_WORDS]
@@ -262,7 +262,7 @@ class PromptHijack(Probe):
     # -- generation ---------------------------------------------------------------------
     def generate(self, ctx: ProbeContext) -> list[Case]:
         questions = ctx.answerable() if self.answerable_only else list(ctx.questions)
-        finder = _SourceFinder(ctx)
+        finder = SourceFinder(ctx)
         cases: list[Case] = []
         seen: dict[str, int] = {}
         for question in questions:
@@ -285,7 +285,7 @@ class PromptHijack(Probe):
         }
         title = doc.title if doc is not None else ""
         metadata = dict(doc.metadata) if doc is not None else {}
-        topic = _topic(doc, question.question)
+        topic = topic_of(doc, question.question)
         cases = [self.case(group, CLEAN_ROLE, question.question, expected=question.expected,
                            tags=question.tags, meta={"question_id": question.id})]
         for i in range(1, self.reruns + 1):
@@ -502,7 +502,7 @@ class PromptHijack(Probe):
 
 
 # -- helpers ---------------------------------------------------------------------------
-class _SourceFinder:
+class SourceFinder:
     """The document a question's injected text borrows from: its first gold document found
     in the corpus, else the document sharing most distinct (stemmed) content words with
     the question (ties: corpus order). Document word sets are built once, on first need."""
