@@ -105,10 +105,35 @@ def _is_estimate(value: Any) -> bool:
     return isinstance(value, dict) and {"value", "low", "high", "n"} <= set(value)
 
 
+def _is_breakdown(value: Any) -> bool:
+    """A mapping of rows (styles, kinds, types) each holding estimates: shown as a table."""
+    return (isinstance(value, dict) and bool(value) and not _is_estimate(value)
+            and all(isinstance(row, dict) and any(_is_estimate(v) for v in row.values())
+                    for row in value.values()))
+
+
+def _breakdown_table(key: str, rows: dict[str, dict[str, Any]]) -> list[str]:
+    """One row per entry, one column per estimate or scalar field (first-seen order);
+    nested mappings (histograms, outcome counts) compacted into one cell."""
+    columns: list[str] = []
+    for row in rows.values():
+        columns += [c for c in row if c not in columns]
+    lines = [f"- {md_inline(key)}:", "",
+             "  | " + " | ".join([md_inline(key), *(md_inline(c) for c in columns)]) + " |",
+             "  |" + "---|" * (len(columns) + 1)]
+    for name, row in rows.items():
+        cells = ["–" if c not in row else _value(row[c]) for c in columns]
+        lines.append("  | " + " | ".join([md_inline(str(name), 40), *cells]) + " |")
+    return lines + [""]
+
+
 def _bullets(key: str, value: Any, depth: int = 0) -> list[str]:
     """A summary entry as nested bullets: estimates and scalars inline, mappings and lists of
-    mappings one level deeper (configs are left to run.json)."""
+    mappings one level deeper (configs are left to run.json); a breakdown (rows of
+    estimates, e.g. per style) at the top level as a table."""
     pad = "  " * depth
+    if depth == 0 and _is_breakdown(value):
+        return _breakdown_table(key, value)
     if isinstance(value, dict) and not _is_estimate(value) and depth < 2:
         out = [f"{pad}- {md_inline(key)}:"]
         for sub, v in value.items():
