@@ -56,7 +56,8 @@ from probeguard.dataset.models import Case, Expected
 from probeguard.log.models import CaseRecord
 from probeguard.metrics.layers import LAYERS, score_layers
 from probeguard.pipeline.base import PipelineOutput
-from probeguard.probes.base import JudgeContext, Probe, ProbeContext, ProbeVerdict, probe
+from probeguard.probes.base import (JudgeContext, Probe, ProbeContext, ProbeVerdict,
+                                    count_setting, names_setting, probe)
 from probeguard.probes.mutations import Mutation, NameVocab, mutate
 from probeguard.probes.paraphrase import paraphrase
 from probeguard.stats import wilson
@@ -141,20 +142,9 @@ class AttackTypes(Probe):
 
     def __init__(self, types: Sequence[str] = ATTACK_TYPES, generated: bool = True,
                  max_generated: int = 40) -> None:
-        if isinstance(types, str):
-            types = (types,)
-        types_t = tuple(types)
-        unknown = [t for t in types_t if t not in ATTACK_TYPES]
-        if unknown or not types_t or len(set(types_t)) != len(types_t):
-            raise ValueError(f"attack_types: types must be distinct names among "
-                             f"{', '.join(ATTACK_TYPES)}; got {list(types_t)!r}")
-        if isinstance(max_generated, bool) or int(max_generated) != max_generated \
-                or max_generated < 0:
-            raise ValueError(f"attack_types: max_generated must be an integer >= 0, "
-                             f"got {max_generated!r}")
-        self.types = types_t
+        self.types = names_setting("types", types, ATTACK_TYPES)
         self.generated = bool(generated)
-        self.max_generated = int(max_generated)
+        self.max_generated = count_setting("max_generated", max_generated)
 
     def config(self) -> dict[str, Any]:
         return {"name": self.name, "types": list(self.types), "generated": self.generated,

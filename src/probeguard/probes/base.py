@@ -130,6 +130,38 @@ class Probe(ABC):
                     meta=meta, **kwargs)
 
 
+def names_setting(setting: str, values: Sequence[str] | str, allowed: Sequence[str], *,
+                  allow_empty: bool = False) -> tuple[str, ...]:
+    """A probe setting that names a subset of ``allowed`` (styles, templates, types): distinct
+    known names, in the order given; a single string counts as a list of one."""
+    chosen = (values,) if isinstance(values, str) else tuple(values)
+    unknown = [v for v in chosen if v not in allowed]
+    if unknown or (not chosen and not allow_empty) or len(set(chosen)) != len(chosen):
+        raise ValueError(f"{setting} must be distinct names among {', '.join(allowed)}; "
+                         f"got {list(chosen)!r}")
+    return chosen
+
+
+def count_setting(setting: str, value: Any) -> int:
+    """A probe setting that is a count: an integer >= 0 (``True`` is not a count)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or int(value) != value \
+            or value < 0:
+        raise ValueError(f"{setting} must be an integer >= 0, got {value!r}")
+    return int(value)
+
+
+def question_groups(questions: Sequence[Case]) -> list[tuple[str, Case]]:
+    """(group id, question) for per-question probes: the question's id, with ``~2``, ``~3``
+    … appended to a repeated id so that every group stays distinct."""
+    seen: dict[str, int] = {}
+    groups = []
+    for question in questions:
+        n = seen.get(question.id, 0)
+        seen[question.id] = n + 1
+        groups.append((question.id if n == 0 else f"{question.id}~{n + 1}", question))
+    return groups
+
+
 P = TypeVar("P", bound=type[Probe])
 
 PROBES: dict[str, type[Probe]] = {}

@@ -78,7 +78,8 @@ from probeguard.detectors.fabrication import CorpusIndex, attack_phrases, is_ref
 from probeguard.hashing import sha256_hex
 from probeguard.log.models import CaseRecord
 from probeguard.pipeline.base import Capability, Variation
-from probeguard.probes.base import JudgeContext, Probe, ProbeContext, ProbeVerdict, probe
+from probeguard.probes.base import (JudgeContext, Probe, ProbeContext, ProbeVerdict,
+                                    count_setting, names_setting, probe)
 from probeguard.stats import wilson
 from probeguard.text import contains_answer
 
@@ -201,15 +202,8 @@ class BenignControl(Probe):
 
     def __init__(self, planted: int = 2, templates: Sequence[str] = TEMPLATES,
                  golden: bool = True) -> None:
-        templates_t = tuple(templates)
-        unknown = [t for t in templates_t if t not in TEMPLATES]
-        if unknown or len(set(templates_t)) != len(templates_t):
-            raise ValueError(f"templates must be distinct names among {', '.join(TEMPLATES)}; "
-                             f"got {list(templates_t)!r}")
-        if int(planted) != planted or planted < 0:
-            raise ValueError(f"planted must be an integer >= 0, got {planted!r}")
-        self.planted = int(planted)
-        self.templates = templates_t
+        self.planted = count_setting("planted", planted)
+        self.templates = names_setting("templates", templates, TEMPLATES, allow_empty=True)
         self.golden = bool(golden)
 
     def config(self) -> dict[str, Any]:

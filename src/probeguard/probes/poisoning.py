@@ -124,7 +124,8 @@ from probeguard.log.models import CaseRecord
 from probeguard.pipeline.base import Capability, PipelineOutput, Variation
 from probeguard.pipeline.prompts import looks_like_refusal
 from probeguard.probes import poison_texts as texts
-from probeguard.probes.base import JudgeContext, Probe, ProbeContext, ProbeVerdict, probe
+from probeguard.probes.base import (JudgeContext, Probe, ProbeContext, ProbeVerdict,
+                                    count_setting, names_setting, probe, question_groups)
 from probeguard.probes.corpus_contradiction import (Evidence, locate_evidence,
                                                     passage_with_context)
 from probeguard.probes.mutations import Mutation, mutate_date, mutate_number
@@ -320,18 +321,8 @@ class CorpusPoisoning(Probe):
     overlap_weight = 0.10
 
     def __init__(self, styles: Sequence[str] = STYLES, bystanders: int = 1) -> None:
-        if isinstance(styles, str):
-            styles = (styles,)
-        styles_t = tuple(styles)
-        unknown = [s for s in styles_t if s not in STYLES]
-        if unknown or not styles_t or len(set(styles_t)) != len(styles_t):
-            raise ValueError(f"corpus_poisoning: styles must be distinct names among "
-                             f"{', '.join(STYLES)}; got {list(styles_t)!r}")
-        if isinstance(bystanders, bool) or int(bystanders) != bystanders or bystanders < 0:
-            raise ValueError(f"corpus_poisoning: bystanders must be an integer >= 0, "
-                             f"got {bystanders!r}")
-        self.styles: tuple[str, ...] = styles_t
-        self.bystanders = int(bystanders)
+        self.styles: tuple[str, ...] = names_setting("styles", styles, STYLES)
+        self.bystanders = count_setting("bystanders", bystanders)
 
     def config(self) -> dict[str, Any]:
         return {"name": self.name, "styles": list(self.styles), "bystanders": self.bystanders}
@@ -344,11 +335,7 @@ class CorpusPoisoning(Probe):
         finder = SourceFinder(ctx)
         corpus = _Corpus(ctx.documents)
         cases: list[Case] = []
-        seen: dict[str, int] = {}
-        for question in questions:
-            n = seen.get(question.id, 0)
-            seen[question.id] = n + 1
-            group = question.id if n == 0 else f"{question.id}~{n + 1}"
+        for group, question in question_groups(questions):
             cases.extend(self._group_cases(ctx, group, question, questions, finder, corpus))
         return cases
 

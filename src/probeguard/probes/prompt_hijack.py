@@ -107,7 +107,8 @@ from probeguard.hashing import sha256_hex
 from probeguard.log.models import CaseRecord
 from probeguard.pipeline.base import Capability, PipelineOutput, Variation
 from probeguard.pipeline.prompts import looks_like_refusal
-from probeguard.probes.base import JudgeContext, Probe, ProbeContext, ProbeVerdict, probe
+from probeguard.probes.base import (JudgeContext, Probe, ProbeContext, ProbeVerdict,
+                                    count_setting, names_setting, probe, question_groups)
 from probeguard.stats import bootstrap_mean, wilson
 from probeguard.text import contains_answer, content_words, sentence_spans
 
@@ -231,13 +232,8 @@ class PromptHijack(Probe):
                  deviation_margin: float = 0.1,
                  similarity: Mapping[str, Any] | None = None, control: bool = True,
                  count_displacement: bool = False, answerable_only: bool = False) -> None:
-        styles_t = tuple(styles)
-        unknown = [s for s in styles_t if s not in STYLES]
-        if unknown or not styles_t or len(set(styles_t)) != len(styles_t):
-            raise ValueError(f"styles must be distinct names among {', '.join(STYLES)}; "
-                             f"got {list(styles_t)!r}")
-        if int(reruns) != reruns or reruns < 0:
-            raise ValueError(f"reruns must be an integer >= 0, got {reruns!r}")
+        styles_t = names_setting("styles", styles, STYLES)
+        reruns = count_setting("reruns", reruns)
         if not 0.0 <= float(deviation_margin) <= 2.0:
             raise ValueError(f"deviation_margin must lie in [0, 2], got {deviation_margin!r}")
         spec = dict(similarity) if similarity is not None else {"name": "minilm"}
@@ -264,11 +260,7 @@ class PromptHijack(Probe):
         questions = ctx.answerable() if self.answerable_only else list(ctx.questions)
         finder = SourceFinder(ctx)
         cases: list[Case] = []
-        seen: dict[str, int] = {}
-        for question in questions:
-            n = seen.get(question.id, 0)
-            seen[question.id] = n + 1
-            group = question.id if n == 0 else f"{question.id}~{n + 1}"
+        for group, question in question_groups(questions):
             cases.extend(self._group_cases(ctx, group, question, finder.source(question)))
         return cases
 

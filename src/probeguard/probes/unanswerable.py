@@ -82,7 +82,8 @@ from probeguard.hashing import sha256_hex
 from probeguard.detectors.fabrication import VERSION as DETECTOR_VERSION
 from probeguard.detectors.fabrication import CorpusIndex, find_quotation, is_refusal
 from probeguard.log.models import CaseRecord
-from probeguard.probes.base import JudgeContext, Probe, ProbeContext, ProbeVerdict, probe
+from probeguard.probes.base import (JudgeContext, Probe, ProbeContext, ProbeVerdict,
+                                    count_setting, probe)
 from probeguard.stats import wilson
 
 __all__ = ["CATEGORIES", "CITIES", "COUNTRIES", "FAR_MISS_QUESTIONS", "GROUPS", "KINDS",
@@ -326,15 +327,12 @@ class Unanswerable(Probe):
 
     def __init__(self, near_miss: int = 12, far_miss: int = 6, golden: bool = True,
                  max_overlap: float = 0.25, quote_overlap: float = 0.8) -> None:
-        for label, value in (("near_miss", near_miss), ("far_miss", far_miss)):
-            if int(value) != value or value < 0:
-                raise ValueError(f"{label} must be an integer >= 0, got {value!r}")
         if not 0.0 <= float(max_overlap) <= 1.0:
             raise ValueError(f"max_overlap must lie in [0, 1], got {max_overlap!r}")
         if not 0.0 < float(quote_overlap) <= 1.0:
             raise ValueError(f"quote_overlap must lie in (0, 1], got {quote_overlap!r}")
-        self.near_miss = int(near_miss)
-        self.far_miss = int(far_miss)
+        self.near_miss = count_setting("near_miss", near_miss)
+        self.far_miss = count_setting("far_miss", far_miss)
         self.golden = bool(golden)
         self.max_overlap = float(max_overlap)
         self.quote_overlap = float(quote_overlap)
