@@ -7,16 +7,28 @@ how it judges is visible in the run log.
   (``make_contradiction_judge({"name": "offline" | "nli", ...})``).
 - ``similarity``: semantic similarity of two answers (MiniLM cosine; hashing TF-IDF when
   the ``onnx`` extra is missing), used to tell a hijacked answer from ordinary variation.
+- ``claims``: atomic claim decomposition of an answer (``decompose``), with offsets,
+  citations and hedges.
+- ``judges``: claim×chunk ``Judgment``s of ``Verdict``s, computed once and shared by the
+  judged metrics: ``OfflineJudge`` (``offline_judge``), ``NliJudge`` (``nli_judge``),
+  ``LlmJudge`` (``llm_judge``); ``PositionSwap``, ``Consensus`` and ``agreement``.
 """
 
 from __future__ import annotations
 
+from probeguard.detectors.claims import AtomicClaim, decompose
 from probeguard.detectors.contradiction import (CONTRADICTION_JUDGES, Claim, ContradictionJudge,
                                                 Decision, NLIContradictionJudge,
                                                 OfflineContradictionJudge,
                                                 make_contradiction_judge)
+from probeguard.detectors.judges import (Consensus, Judge, Judgment, PositionSwap, Verdict,
+                                         agreement)
+from probeguard.detectors.llm_judge import LlmJudge
+from probeguard.detectors.nli_judge import NliJudge
+from probeguard.detectors.offline_judge import OfflineJudge
 from probeguard.detectors.similarity import SemanticSimilarity
 
-__all__ = ["CONTRADICTION_JUDGES", "Claim", "ContradictionJudge", "Decision",
-           "NLIContradictionJudge", "OfflineContradictionJudge", "SemanticSimilarity",
-           "make_contradiction_judge"]
+__all__ = ["CONTRADICTION_JUDGES", "AtomicClaim", "Claim", "Consensus", "ContradictionJudge",
+           "Decision", "Judge", "Judgment", "LlmJudge", "NLIContradictionJudge", "NliJudge",
+           "OfflineContradictionJudge", "OfflineJudge", "PositionSwap", "SemanticSimilarity",
+           "Verdict", "agreement", "decompose", "make_contradiction_judge"]

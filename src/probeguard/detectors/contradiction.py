@@ -245,7 +245,7 @@ def number_mentions(text: str, *, skip_dates: bool = True) -> list[NumberMention
     return out
 
 
-def _same_number(a: NumberMention, b: NumberMention) -> bool:
+def same_number(a: NumberMention, b: NumberMention) -> bool:
     if not math.isclose(a.value, b.value, rel_tol=0.0, abs_tol=1e-9):
         return False
     return (a.kind == "percent") == (b.kind == "percent")
@@ -425,8 +425,8 @@ class OfflineContradictionJudge:
                 "reason": "a claim value holds no number", "original": orig.value,
                 "contradicting": new.value})
         mentions = number_mentions(answer)
-        a_orig = any(_same_number(m, o[0]) for m in mentions)
-        a_new = any(_same_number(m, n[0]) for m in mentions)
+        a_orig = any(same_number(m, o[0]) for m in mentions)
+        a_new = any(same_number(m, n[0]) for m in mentions)
         return _outcome(self.name, a_orig, a_new, flagged,
                         {"rule": "number", "original": o[0].value, "contradicting": n[0].value})
 

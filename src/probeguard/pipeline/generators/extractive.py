@@ -94,7 +94,7 @@ _Sentence = tuple[str, frozenset[str], frozenset[str], bool]
 
 
 @lru_cache(maxsize=8192)
-def _sentences(text: str) -> tuple[_Sentence, ...]:
+def analysed_sentences(text: str) -> tuple[_Sentence, ...]:
     """(verbatim sentence, own stemmed content words S, inherited words P - S, holds a
     number) per sentence of ``text``."""
     out: list[_Sentence] = []
@@ -109,7 +109,7 @@ def _sentences(text: str) -> tuple[_Sentence, ...]:
     return tuple(out)
 
 
-def _question_terms(question: str) -> frozenset[str]:
+def question_terms(question: str) -> frozenset[str]:
     return frozenset(stem(w) for w in content_words(question) if w not in _QUESTION_FILLERS)
 
 
@@ -118,8 +118,8 @@ def support_scores(question: str, contexts: Sequence[Context], *,
     """``(support, context index, sentence index, sentence)`` for every sentence of every
     context, in context then sentence order (formula in the module docstring). Empty when
     the question has no content words (support is undefined, not zero)."""
-    terms = _question_terms(question)
-    per_context = [_sentences(c.text) for c in contexts]
+    terms = question_terms(question)
+    per_context = [analysed_sentences(c.text) for c in contexts]
     if not terms:
         return []
     n_sentences = sum(len(s) for s in per_context)

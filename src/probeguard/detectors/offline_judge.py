@@ -1,0 +1,287 @@
+"""The offline judge: lexical entailment of a claim by a chunk, aware of numbers, dates,
+names and negation (no model). It reuses the contradiction judge's number, date and negation
+readers (``probeguard.detectors.contradiction``) and the extractive generator's stemming and
+sentence analysis.
+
+**Rules** (one claim ``c``, one chunk ``k``; pair-local, so the order of the
+chunks cannot change a cell). Words are ``content_words`` stemmed with the extractive
+generator's ``stem``; ``T(c)`` drops negation cues, light verbs (have, has, had, get, gets,
+got) and words holding a digit (numbers are checked by rule). For each sentence ``s_j`` of
+``k`` with stems ``S_j`` and, when it opens with a pronoun, the stems ``P_j`` inherited from the
+sentence before it (one-step anaphora, as in the extractive generator)::
+
+    cov(c, s_j) = (|T ∩ S_j| + 0.75·|T ∩ (P_j − S_j)|) / |T|
+
+* **about**: ``cov ≥ about`` (default 0.5) — the sentence talks about the claim.
+* **conflicts** of an *about* sentence that holds every capitalised name of the claim
+  (claim-initial word and dates excluded): a claim number with no equal number in ``s_j``
+  (``number_mentions``; percent only equals percent) while ``s_j`` holds a different number
+  of the same kind before the same unit word (the next content word: "45 days" vs "30 days";
+  "$12 per month" vs "$15 per month"); a claim date that disagrees with a date of ``s_j`` on a
+  field both carry, when none of its dates agrees (``date_mentions``); or, when
+  ``cov ≥ support``, a different negation parity (``negation_parity``: "are not refundable"
+  vs "are refundable") between the claim and the clause of ``s_j`` (``clause_spans``) that
+  holds most of its words.
+* **supported**: some sentence has ``cov ≥ support`` (default 0.75), every claim number and
+  date matched in it, every claim name in ``S_j ∪ P_j``, and no conflict.
+* **contradicted**: otherwise, when some *about* sentence has a conflict.
+* **unsupported**: otherwise; the evidence is the sentence of highest ``cov``.
+* **unscored**: ``T(c)`` is empty and the claim holds no number or date.
+
+``score`` is the deciding sentence's ``cov``. Names are compared as stems, so a name missing
+from the chunk makes a claim unsupported, never contradicted: "We ship to Brazil" against
+"We ship to Canada" is not a contradiction (both can be true). Paraphrase defeats it
+("send back" vs "return"): it is a lexical judge.
+
+The offline **relevance** of a statement to a question (``OfflineJudge.relevance``, used by
+contextual relevancy) is the extractive generator's idf-weighted support
+(``support_scores``, no number bonus) ``≥ relevance`` (default 0.35, its ``min_support``).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+from probeguard.detectors.claims import AtomicClaim, clause_spans
+from probeguard.detectors.contradiction import (NEGATION_CUES, same_number, date_mentions,
+                                                negation_parity, number_mentions)
+from probeguard.detectors.judges import Judgment, Relevance, Verdict, as_contexts, claim_texts
+from probeguard.hashing import digest
+from probeguard.pipeline.generators.base import Context
+from probeguard.pipeline.generators.extractive import analysed_sentences, stem, support_scores
+from probeguard.text import STOPWORDS, content_words, words
+
+__all__ = ["OfflineJudge", "best_sentence"]
+
+_LIGHT = frozenset({"have", "has", "had", "get", "gets", "got"})
+_UNIT_SKIP = frozenset({"per", "a", "an", "the", "of", "each", "every", "in"})
+_ANAPHORA = 0.75
+_NAME = re.compile(r"\b[A-Z][\w'’-]*")
+
+
+def _terms(text: str) -> frozenset[str]:
+    return frozenset(stem(w) for w in content_words(text)
+                     if w not in NEGATION_CUES and not w.endswith(("n't", "n’t"))
+                     and w not in _LIGHT and not any(ch.isdigit() for ch in w))
+
+
+def _names(text: str) -> frozenset[str]:
+    """Stems of capitalised words after the first word, outside dates."""
+    dates = [(d.start, d.end) for d in date_mentions(text)]
+    first = re.match(r"\s*\S+", text)
+    skip = first.end() if first else 0
+    out = set()
+    for m in _NAME.finditer(text):
+        if m.start() < skip or any(s <= m.start() < e for s, e in dates):
+            continue
+        w = m.group(0).lower()
+        if w not in STOPWORDS:
+            out.add(stem(w))
+    return frozenset(out)
+
+
+@dataclass(frozen=True)
+class _Sentence:
+    text: str
+    start: int
+    end: int
+    own: frozenset[str]
+    inherited: frozenset[str]
+
+
+def _chunk_sentences(text: str) -> list[_Sentence]:
+    """The extractive generator's sentence analysis (stems and one-step anaphora, cached),
+    with each sentence's span in ``text``."""
+    out: list[_Sentence] = []
+    pos = 0
+    for sentence, own, inherited, _ in analysed_sentences(text):
+        start = text.find(sentence, pos)
+        start = pos if start < 0 else start
+        pos = start + len(sentence)
+        out.append(_Sentence(sentence, start, pos, own, inherited))
+    return out
+
+
+def _coverage(terms: frozenset[str], sentence: _Sentence) -> float:
+    if not terms:
+        return 1.0
+    return (len(terms & sentence.own) + _ANAPHORA * len(terms & sentence.inherited)) / len(terms)
+
+
+def best_sentence(claim: str, text: str) -> tuple[str, tuple[int, int] | None, float]:
+    """The sentence of ``text`` that covers most of ``claim``'s words (``cov`` above), its
+    span and its ``cov``; ``("", None, 0.0)`` for a text without sentences."""
+    terms = _terms(claim)
+    best: tuple[str, tuple[int, int] | None, float] = ("", None, 0.0)
+    for s in _chunk_sentences(text):
+        cov = _coverage(terms, s)
+        if cov > best[2] or best[1] is None:
+            best = (s.text, (s.start, s.end), cov)
+    return best
+
+
+def _unit_after(text: str, end: int) -> str:
+    for w in words(text[end:end + 40]):
+        if w not in _UNIT_SKIP and not any(ch.isdigit() for ch in w):
+            return stem(w)
+    return ""
+
+
+def _with_unit(text: str, start: int, end: int) -> str:
+    """The number mention and the word after it ("45 days")."""
+    m = re.match(r"\s+[A-Za-z][\w'’-]*", text[end:])
+    return text[start:end + (m.end() if m else 0)]
+
+
+def _number_check(claim: str, sentence: str) -> tuple[bool, list[str]]:
+    """(every claim number has an equal one in the sentence, conflicts)."""
+    mine, theirs = number_mentions(claim), number_mentions(sentence)
+    matched, conflicts = True, []
+    for n in mine:
+        if any(same_number(m, n) for m in theirs):
+            continue
+        matched = False
+        unit = _unit_after(claim, n.end)
+        for m in theirs:
+            if (m.kind == "percent") == (n.kind == "percent") and \
+                    _unit_after(sentence, m.end) == unit:
+                conflicts.append(f"the claim says '{_with_unit(claim, n.start, n.end)}' where "
+                                 f"the context says '{_with_unit(sentence, m.start, m.end)}'")
+                break
+    return matched, conflicts
+
+
+def _date_check(claim: str, sentence: str) -> tuple[bool, list[str]]:
+    mine, theirs = date_mentions(claim), date_mentions(sentence)
+    matched, conflicts = True, []
+    for d in mine:
+        df = d.fields()
+        ok, clash = False, None
+        for m in theirs:
+            mf = m.fields()
+            shared = [f for f in df if df[f] is not None and mf[f] is not None]
+            if not shared:
+                continue
+            if all(df[f] == mf[f] for f in shared):
+                ok = ok or all(mf[f] is not None for f in df if df[f] is not None)
+            elif clash is None:
+                clash = m
+        if not ok and clash is not None:
+            conflicts.append(f"the claim says '{claim[d.start:d.end]}' where the context "
+                             f"says '{sentence[clash.start:clash.end]}'")
+        matched = matched and ok
+    return matched, conflicts
+
+
+def _local_parity(terms: frozenset[str], sentence: str) -> int:
+    """Negation parity of the clause of ``sentence`` that holds most of ``terms`` (so "X can
+    be refunded; after that Y is not refundable" has a positive clause about X)."""
+    best, parity = -1, negation_parity(sentence)
+    for s, e in clause_spans(sentence):
+        clause = sentence[s:e]
+        hits = len(terms & _terms(clause))
+        if hits > best:
+            best, parity = hits, negation_parity(clause)
+    return parity
+
+
+class OfflineJudge:
+    """Lexical entailment judge aware of numbers, dates, names and negation (rules in the
+    module docstring). ``support``: least ``cov`` to support; ``about``: least ``cov`` for a
+    sentence to be about the claim (and so able to contradict it); ``relevance``: least
+    idf-weighted support for a statement to be relevant to a question."""
+
+    name = "offline"
+    version = 1
+
+    def __init__(self, support: float = 0.75, about: float = 0.5,
+                 relevance: float = 0.35) -> None:
+        if not 0.0 < about <= support <= 1.0:
+            raise ValueError(f"need 0 < about <= support <= 1, got about={about}, "
+                             f"support={support}")
+        if not 0.0 < relevance <= 1.0:
+            raise ValueError(f"relevance must lie in (0, 1], got {relevance}")
+        self.support, self.about, self.relevance_threshold = float(support), float(about), \
+            float(relevance)
+
+    def config(self) -> dict[str, Any]:
+        return {"name": self.name, "version": self.version, "support": self.support,
+                "about": self.about, "relevance": self.relevance_threshold}
+
+    def fingerprint(self) -> str:
+        return digest(self.config())[:16]
+
+    def judge(self, claims: Sequence[str | AtomicClaim],
+              contexts: Sequence[Context | str]) -> Judgment:
+        texts, ctxs = claim_texts(claims), as_contexts(contexts)
+        sentences = [_chunk_sentences(c.text) for c in ctxs]
+        rows = tuple(tuple(self._cell(t, c, s) for c, s in zip(ctxs, sentences)) for t in texts)
+        return Judgment(texts, ctxs, rows, self.name, {"fingerprint": self.fingerprint()})
+
+    def judge_pair(self, claim: str, context: Context | str) -> Verdict:
+        """One cell."""
+        ctx = as_contexts([context])[0]
+        return self._cell(claim, ctx, _chunk_sentences(ctx.text))
+
+    def _cell(self, claim: str, ctx: Context, sentences: list[_Sentence]) -> Verdict:
+        terms = _terms(claim)
+        if not terms and not number_mentions(claim) and not date_mentions(claim):
+            return Verdict("unscored", chunk_id=ctx.chunk_id,
+                           reason="the claim has no content words, numbers or dates")
+        names = _names(claim)
+        parity = negation_parity(claim)
+        best: tuple[float, _Sentence] | None = None
+        supported: tuple[float, _Sentence] | None = None
+        conflict: tuple[float, _Sentence, str] | None = None
+        for s in sentences:
+            cov = _coverage(terms, s)
+            if best is None or cov > best[0]:
+                best = (cov, s)
+            if cov < self.about:
+                continue
+            names_ok = names <= (s.own | s.inherited)
+            n_ok, n_conf = _number_check(claim, s.text)
+            d_ok, d_conf = _date_check(claim, s.text)
+            conf = (n_conf + d_conf) if names_ok else []
+            if cov >= self.support and names_ok and _local_parity(terms, s.text) != parity:
+                conf.append("the context states the opposite polarity")
+            if conf:
+                if conflict is None or cov > conflict[0]:
+                    conflict = (cov, s, "; ".join(conf))
+            elif cov >= self.support and names_ok and n_ok and d_ok:
+                if supported is None or cov > supported[0]:
+                    supported = (cov, s)
+        if supported is not None:
+            cov, s = supported
+            return Verdict("supported", round(cov, 4), ctx.chunk_id, s.text, (s.start, s.end),
+                           f"the sentence holds {cov:.0%} of the claim's words and its "
+                           "numbers, dates and names")
+        if conflict is not None:
+            cov, s, why = conflict
+            return Verdict("contradicted", round(cov, 4), ctx.chunk_id, s.text,
+                           (s.start, s.end), why)
+        if best is None:
+            return Verdict("unsupported", 0.0, ctx.chunk_id, reason="the chunk is empty")
+        cov, s = best
+        return Verdict("unsupported", round(cov, 4), ctx.chunk_id, s.text, (s.start, s.end),
+                       f"the closest sentence holds {cov:.0%} of the claim's words"
+                       + ("" if cov < self.support else " but not all its numbers, dates "
+                          "and names"))
+
+    def relevance(self, question: str, statements: Sequence[str]) -> list[Relevance]:
+        """Each statement's idf-weighted support for the question ≥ ``relevance``
+        (``support_scores``; the best sentence when a statement has several)."""
+        if not statements:
+            return []
+        scores = support_scores(question, [Context(str(i), s) for i, s in enumerate(statements)],
+                                number_bonus=0.0)
+        if not scores:
+            return [Relevance(None, reason="the question has no content words")
+                    for _ in statements]
+        best = [0.0] * len(statements)
+        for score, ci, _, _ in scores:
+            best[ci] = max(best[ci], score)
+        return [Relevance(b >= self.relevance_threshold, round(b, 4),
+                          f"covers {b:.0%} of the question's weighted words") for b in best]
