@@ -25,7 +25,8 @@ from probeguard.errors import InputError
 from probeguard.io import atomic_write_text
 from probeguard.log.models import RunHeader, RunLog
 from probeguard.log.writer import RunLogWriter
-from probeguard.metrics.golden import score_golden_record, summarize_golden
+from probeguard.metrics.golden import (score_golden_record, score_golden_standard,
+                                       summarize_golden, summarize_golden_standard)
 from probeguard.pipeline.base import Pipeline
 from probeguard.probes.evaluate import judge_probes, plan_probes, probe_context
 from probeguard.reports.markdown import render_markdown
@@ -164,6 +165,17 @@ def scan(config: ScanConfig, out_dir: str | Path, *, resume: bool = False,
             record.verdict = score_golden_record(record)
     golden = [r for r in records if r.case.probe == "golden"]
     summary: dict[str, Any] = {"golden": summarize_golden(golden, seed=config.seed)} if golden else {}
+    if golden and config.metrics.standard:
+        from probeguard.evaluation.judging import build_judges
+
+        judges = build_judges(config.judge)
+        for record in golden:
+            standard = score_golden_standard(record, judges)
+            if standard is not None:
+                record.verdict["standard"] = standard
+        summary["golden"]["standard"] = summarize_golden_standard(
+            golden, seed=config.seed, thresholds=config.eval.thresholds,
+            judge=judges.describe())
     groups, probe_summary = judge_probes(plan, records, ctx,
                                          overlap_weights=config.probes.overlap_weights,
                                          standard=config.standard_eval)

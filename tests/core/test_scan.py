@@ -65,8 +65,10 @@ def test_callable_pipeline_scan_scores_and_records_errors(project):
     result = scan(load_config(root / "probeguard.yaml"), root / "run")
     run = result.run
     by_id = {r.case.id: r for r in run.records}
-    assert by_id["q1"].verdict == {"refused": False, "evidence_rank": 1, "hit": True,
-                                   "all_evidence": True, "rr": 1.0, "contains": True, "passed": True}
+    verdict = dict(by_id["q1"].verdict)
+    verdict.pop("standard")  # the standard metrics: test_golden_questions_get_standard_metrics
+    assert verdict == {"refused": False, "evidence_rank": 1, "hit": True,
+                       "all_evidence": True, "rr": 1.0, "contains": True, "passed": True}
     assert by_id["q2"].verdict["contains"] is False and by_id["q2"].verdict["hit"] is True
     assert by_id["q3"].verdict["passed"] is True
     assert by_id["q4"].output is None and by_id["q4"].error.type == "RuntimeError"
@@ -173,3 +175,54 @@ def test_unknown_probe_is_a_clear_input_error(project):
         scan(cfg, root / "run")
     assert info.value.field == "probes.enabled" and "known: " in str(info.value)
     assert "chunk_fracture" in str(info.value).split("known: ")[1]
+
+
+def test_golden_questions_get_standard_metrics(project):
+    root, _ = project
+    run = scan(load_config(root / "probeguard.yaml"), root / "run").run
+    by_id = {r.case.id: r for r in run.records}
+    q1 = by_id["q1"].verdict["standard"]["metrics"]
+    assert q1["faithfulness"]["value"] == 1.0 and q1["context_recall"]["value"] == 1.0
+    assert q1["context_precision"]["value"] == 1.0  # gold evidence doc at rank 1
+    assert by_id["q1"].verdict["standard"]["precision_source"] == "reference"
+    assert q1["containment"]["value"] == 1.0
+    q2 = by_id["q2"].verdict["standard"]
+    assert q2["metrics"]["faithfulness"]["value"] == 0.0
+    (claim,) = q2["claims"]
+    assert claim["claim"] == "Ten days." and claim["best_chunk_id"]
+    # abstention and errored cases get no standard metrics
+    assert "standard" not in by_id["q3"].verdict and "standard" not in by_id["q4"].verdict
+    standard = run.summary["golden"]["standard"]
+    assert standard["records"] == 2 and standard["judge"]["claims"] == "offline"
+    f = standard["metrics"]["faithfulness"]
+    assert f["mean"]["value"] == 0.5 and f["mean"]["n"] == 2 and f["unscored"] == 0
+    assert standard["thresholds"]["checks"]["faithfulness"]["status"] == "fail"
+    report = result_report(root)
+    assert "### Standard metrics" in report and "### Unsupported claims" in report
+    assert "“Ten days.”" in report and "Staff get 25 days of annual leave." in report
+
+
+def test_standard_metrics_can_be_turned_off(project):
+    root, _ = project
+    cfg = load_config(root / "probeguard.yaml", overrides={"metrics": {"standard": False}})
+    run = scan(cfg, root / "run").run
+    assert "standard" not in run.summary["golden"]
+    assert all("standard" not in r.verdict for r in run.records)
+
+
+def test_demo_scan_reports_standard_metrics_for_golden_questions(tmp_path):
+    cfg = load_config(None, overrides={
+        "demo": True, "runner": {"cache_dir": None},
+        "pipeline": {"reference": {"embedder": {"name": "hashing", "dim": 1024}}},
+        "probes": {"enabled": ["unanswerable"]}})
+    result = scan(cfg, tmp_path / "run")
+    standard = result.run.summary["golden"]["standard"]
+    assert standard["records"] >= 20
+    for name in ("faithfulness", "context_precision", "context_recall", "contextual_relevancy",
+                 "answer_relevancy", "token_f1"):
+        mean = standard["metrics"][name]["mean"]
+        assert mean["n"] > 0 and mean["low"] <= mean["value"] <= mean["high"]
+        assert mean["n"] + standard["metrics"][name]["unscored"] == standard["records"]
+    data = json.loads((tmp_path / "run" / "run.json").read_text())
+    assert data["summary"]["golden"]["standard"]["metrics"]["faithfulness"]["mean"]["n"] > 0
+    assert "### Standard metrics" in result.report_path.read_text()

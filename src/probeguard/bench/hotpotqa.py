@@ -105,7 +105,9 @@ def run_hotpotqa(data_file: Path, out_dir: Path, *, n_docs: int = 250, n_queries
         ref = ReferencePipelineConfig(**{"embedder": {"name": "minilm"},
                                          "retriever": {"name": "hybrid"},
                                          **(reference or {}), "generator": GENERATORS[name]})
+        # The structural probes of the table (its published figures are theirs).
         config = ScanConfig(seed=seed, pipeline={"type": "reference", "reference": ref},
+                            probes={"enabled": list(PROBE_COLUMNS)},
                             runner=RunnerSettings(concurrency=concurrency,
                                                   cache_dir=out_dir / "cache"))
         started = time.perf_counter()

@@ -20,35 +20,10 @@ def _fail(message: str) -> None:
     sys.exit(2)
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="probeguard")
-@click.option("-v", "--verbose", count=True, help="More log output (-v info, -vv debug).")
-def cli(verbose: int) -> None:
-    """ProbeGuard: find a RAG pipeline's failures before its users do."""
-    level = logging.WARNING if verbose == 0 else logging.INFO if verbose == 1 else logging.DEBUG
-    logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
-
-
-@cli.command()
-@click.option("--demo", is_flag=True, help="Scan the bundled demo corpus and golden questions.")
-@click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=Path),
-              help="A YAML scan config.")
-@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
-              help="Run directory (default: runs/demo with --demo, else runs/latest).")
-@click.option("--resume", is_flag=True, help="Skip the cases an interrupted run finished.")
-@click.option("--seed", type=int, help="Seed for every random choice (default 0).")
-@click.option("--concurrency", type=int, help="Pipeline calls in flight at once.")
-@click.option("--no-cache", is_flag=True, help="Do not read or write the response cache.")
-@click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path),
-              help="Response cache folder (default .probeguard-cache).")
-@click.option("--no-progress", is_flag=True, help="Hide the progress bar.")
-def scan(demo: bool, config_path: Path | None, out_dir: Path | None, resume: bool,
-         seed: int | None, concurrency: int | None, no_cache: bool, cache_dir: Path | None,
-         no_progress: bool) -> None:
-    """Run a scan and write run.jsonl, run.json and report.md."""
-    from probeguard.config.loading import load_config, locate_in_file
-    from probeguard.errors import InputError
-    from probeguard.scan import scan as run_scan
+def _scan_config(demo: bool, config_path: Path | None, seed: int | None,
+                 concurrency: int | None, no_cache: bool, cache_dir: Path | None) -> Any:
+    """The scan config from the file (or the demo's defaults) with the CLI's overrides."""
+    from probeguard.config.loading import load_config
 
     if not demo and config_path is None:
         _fail("give --demo or --config FILE")
@@ -66,9 +41,53 @@ def scan(demo: bool, config_path: Path | None, out_dir: Path | None, resume: boo
         runner["cache_dir"] = None
     if runner:
         overrides["runner"] = runner
+    return load_config(config_path, overrides=overrides)
+
+
+_SCAN_OPTIONS = [
+    click.option("--demo", is_flag=True, help="Scan the bundled demo corpus and golden questions."),
+    click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=Path),
+                 help="A YAML scan config."),
+    click.option("--seed", type=int, help="Seed for every random choice (default 0)."),
+    click.option("--concurrency", type=int, help="Pipeline calls in flight at once."),
+    click.option("--no-cache", is_flag=True, help="Do not read or write the response cache."),
+    click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path),
+                 help="Response cache folder (default .probeguard-cache)."),
+    click.option("--no-progress", is_flag=True, help="Hide the progress bar."),
+]
+
+
+def _scan_options(func: Any) -> Any:
+    for option in reversed(_SCAN_OPTIONS):
+        func = option(func)
+    return func
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="probeguard")
+@click.option("-v", "--verbose", count=True, help="More log output (-v info, -vv debug).")
+def cli(verbose: int) -> None:
+    """ProbeGuard: find a RAG pipeline's failures before its users do."""
+    level = logging.WARNING if verbose == 0 else logging.INFO if verbose == 1 else logging.DEBUG
+    logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
+
+
+@cli.command()
+@_scan_options
+@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
+              help="Run directory (default: runs/demo with --demo, else runs/latest).")
+@click.option("--resume", is_flag=True, help="Skip the cases an interrupted run finished.")
+def scan(demo: bool, config_path: Path | None, out_dir: Path | None, resume: bool,
+         seed: int | None, concurrency: int | None, no_cache: bool, cache_dir: Path | None,
+         no_progress: bool) -> None:
+    """Run a scan and write run.jsonl, run.json and report.md."""
+    from probeguard.config.loading import locate_in_file
+    from probeguard.errors import InputError
+    from probeguard.scan import scan as run_scan
+
     out = out_dir or Path("runs/demo" if demo else "runs/latest")
     try:
-        config = load_config(config_path, overrides=overrides)
+        config = _scan_config(demo, config_path, seed, concurrency, no_cache, cache_dir)
         with _progress_bar(disabled=no_progress) as progress:
             result = run_scan(config, out, resume=resume, progress=progress)
     except ProbeGuardError as exc:
@@ -191,6 +210,170 @@ def bench_hotpotqa(data_file: Path | None, n_docs: int, n_queries: int, seed: in
     atomic_write_text(out_dir / "bench.md", table)
     click.echo(table)
     click.echo(f"runs: {', '.join(str(r.run_dir) for r in rows)}; table: {out_dir / 'bench.md'}")
+
+
+@bench.command(name="poisonedrag")
+@click.option("--data-dir", type=click.Path(file_okay=False, path_type=Path),
+              help="Folder holding poisonedrag/nq.json and nq_open_oracle/ (default: "
+                   "$PROBEGUARD_SHARED_DATA or ../shared/data).")
+@click.option("--backends", default="dense,bm25,hybrid", show_default=True,
+              help="Comma-separated retrievers: dense, bm25, hybrid.")
+@click.option("--generators", default="extractive,smollm2", show_default=True,
+              help="Comma-separated: extractive, smollm2.")
+@click.option("--embedder", type=click.Choice(["minilm", "hashing"]), default="minilm",
+              show_default=True, help="Embedder of dense and hybrid retrieval.")
+@click.option("--top-k", type=int, default=5, show_default=True,
+              help="Passages retrieved (5, as in the paper).")
+@click.option("--limit", type=int, help="Only the first N matched targets.")
+@click.option("--seed", type=int, default=0, show_default=True,
+              help="Seed of the bootstrap interval.")
+@click.option("--concurrency", type=int, default=4, show_default=True)
+@click.option("--no-cache", is_flag=True, help="Do not read or write the response cache.")
+@click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path),
+              help="Response cache folder (default: OUT/cache).")
+@click.option("--no-progress", is_flag=True, help="Hide the progress bar.")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
+              default=Path("runs/bench-poisonedrag"), show_default=True)
+def bench_poisonedrag(data_dir: Path | None, backends: str, generators: str, embedder: str,
+                      top_k: int, limit: int | None, seed: int, concurrency: int,
+                      no_cache: bool, cache_dir: Path | None, no_progress: bool,
+                      out_dir: Path) -> None:
+    """PoisonedRAG's NQ attack (5 adversarial passages per target) on the reference pipeline:
+    attack success rate per backend and generator, against the paper's figure."""
+    from probeguard.bench.poisonedrag import (data_files, default_data_dir, render_table,
+                                              run_poisonedrag)
+    from probeguard.io import atomic_write_text
+
+    root = data_dir or default_data_dir()
+    missing = [p for p in data_files(root) if not p.is_file()]
+    if missing:
+        _fail(f"PoisonedRAG data not found: looked for {', '.join(str(p) for p in missing)} "
+              "(give --data-dir or set PROBEGUARD_SHARED_DATA to the folder that holds "
+              "poisonedrag/ and nq_open_oracle/)")
+        return
+    split = lambda text: [s.strip() for s in text.split(",") if s.strip()]  # noqa: E731
+    try:
+        with _progress_bar(disabled=no_progress) as progress:
+            result = run_poisonedrag(
+                root, out_dir, backends=split(backends), generators=split(generators),
+                embedder=embedder, top_k=top_k, limit=limit, seed=seed,
+                concurrency=concurrency,
+                cache_dir=None if no_cache else (cache_dir or out_dir / "cache"),
+                progress=lambda _label, done, total: progress(done, total))
+    except ProbeGuardError as exc:
+        _fail(str(exc))
+        return
+    table = render_table(result)
+    atomic_write_text(out_dir / "bench.md", table)
+    atomic_write_text(out_dir / "bench.json",
+                      json.dumps(result.to_json(), indent=2, ensure_ascii=False) + "\n")
+    click.echo(table)
+    calls = sum(r.calls for r in result.rows)
+    hits = sum(r.cache_hits for r in result.rows)
+    click.echo(f"{calls} pipeline calls, {hits} cache hits; table: {out_dir / 'bench.md'}; "
+               f"result: {out_dir / 'bench.json'}")
+
+
+@cli.command()
+@_scan_options
+@click.option("--backends", default="dense,bm25,hybrid", show_default=True,
+              help="Comma-separated retrieval backends of the reference pipeline.")
+@click.option("--min-score", type=float,
+              help="Gate every backend at this retrieval score (default: no gate).")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
+              default=Path("runs/backends"), show_default=True)
+def sweep(demo: bool, config_path: Path | None, seed: int | None, concurrency: int | None,
+          no_cache: bool, cache_dir: Path | None, no_progress: bool, backends: str,
+          min_score: float | None, out_dir: Path) -> None:
+    """Scan once per retrieval backend and compare them side by side (with the min_score
+    gate's behaviour on each): writes OUT/<backend>/ and OUT/comparison.md."""
+    from probeguard.config.loading import locate_in_file
+    from probeguard.errors import InputError
+    from probeguard.sweep import sweep_backends
+
+    names = [b.strip() for b in backends.split(",") if b.strip()]
+    try:
+        config = _scan_config(demo, config_path, seed, concurrency, no_cache, cache_dir)
+        with _progress_bar(disabled=no_progress) as progress:
+            result = sweep_backends(config, out_dir, backends=names, min_score=min_score,
+                                    progress=lambda _b, done, total: progress(done, total))
+    except ProbeGuardError as exc:
+        if isinstance(exc, InputError):
+            exc = locate_in_file(exc, config_path)
+        _fail(str(exc))
+        return
+    click.echo(result.report_path.read_text(encoding="utf-8"))
+    click.echo(f"comparison: {result.report_path}; runs: "
+               f"{', '.join(str(r.out_dir) for r in result.runs.values())}")
+
+
+@cli.command(name="eval")
+@click.argument("dataset", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--out", "out_dir", required=True,
+              type=click.Path(file_okay=False, path_type=Path),
+              help="Folder for eval.json and eval.md.")
+@click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=Path),
+              help="A YAML config (judge, eval.thresholds, and the pipeline for records "
+                   "without an answer).")
+@click.option("--demo", is_flag=True,
+              help="Records without an answer are answered by the reference pipeline over "
+                   "the bundled demo corpus.")
+@click.option("--threshold", "thresholds", multiple=True, metavar="METRIC=VALUE",
+              help="Least acceptable mean, e.g. faithfulness=0.9 (or METRIC=off); repeatable.")
+@click.option("--seed", type=int, help="Seed of the bootstrap intervals (default 0).")
+@click.option("--no-cache", is_flag=True, help="Do not read or write the response cache.")
+@click.option("--no-progress", is_flag=True, help="Hide the progress bar.")
+def eval_command(dataset: Path, out_dir: Path, config_path: Path | None, demo: bool,
+                 thresholds: tuple[str, ...], seed: int | None, no_cache: bool,
+                 no_progress: bool) -> None:
+    """Score DATASET (CSV, XLSX, JSON or JSONL records: input, answer, groundTruth,
+    retrievalContext, retrievalRelevance, tags) with the standard RAG metrics; write
+    OUT/eval.json and OUT/eval.md. Exit 0 when every threshold passes, 1 when one fails,
+    2 on bad input."""
+    from probeguard.config.loading import load_config, locate_in_file
+    from probeguard.errors import InputError
+    from probeguard.evaluation import evaluate
+    from probeguard.evaluation.thresholds import parse_threshold
+
+    overrides: dict[str, Any] = {"demo": True} if demo else {}
+    if seed is not None:
+        overrides["seed"] = seed
+    if no_cache:
+        overrides["runner"] = {"cache_dir": None}
+    chosen: dict[str, float | None] = {}
+    for text in thresholds:
+        try:
+            name, value = parse_threshold(text)
+        except ValueError as exc:
+            _fail(f"--threshold: {exc}")
+            return
+        chosen[name] = value
+    if chosen:
+        overrides["eval"] = {"thresholds": chosen}
+    try:
+        config = load_config(config_path, overrides=overrides)
+        with _progress_bar(disabled=no_progress) as progress:
+            result = evaluate(config, dataset, out_dir, progress=progress)
+    except ProbeGuardError as exc:
+        if isinstance(exc, InputError):
+            exc = locate_in_file(exc, config_path)
+        _fail(str(exc))
+        return
+    data = result.data
+    click.echo(f"{data['summary']['records']} records, {data['errors']} errors")
+    for name, entry in data["summary"]["metrics"].items():
+        mean = entry["mean"]
+        shown = ("n/a" if mean["value"] is None else
+                 f"{mean['value']:.3f} [{mean['low']:.3f}, {mean['high']:.3f}]")
+        check = data["thresholds"]["checks"].get(name)
+        status = f"  {check['status']} (≥ {check['threshold']:.2f})" if check else ""
+        click.echo(f"  {name:<22} {shown} n={mean['n']} unscored={entry['unscored']}{status}")
+    click.echo(f"report: {result.report_path}")
+    click.echo(f"results: {result.json_path}")
+    if not result.passed:
+        click.echo("FAILED: below threshold: " + ", ".join(data["thresholds"]["failed"]),
+                   err=True)
+        sys.exit(1)
 
 
 @cli.command()

@@ -126,6 +126,111 @@ class StandardEvalConfig(_Strict):
     threshold: float = Field(default=0.75, ge=0.0, le=1.0)
 
 
+JUDGE_NAMES = ("offline", "nli", "llm")
+
+
+class OfflineJudgeConfig(_Strict):
+    """``probeguard.detectors.OfflineJudge``: lexical entailment, no model."""
+
+    support: float = Field(default=0.75, gt=0.0, le=1.0)
+    """Least share of the claim's words a sentence must hold to support it."""
+    about: float = Field(default=0.5, gt=0.0, le=1.0)
+    """Least share for a sentence to be about the claim (and so able to contradict it)."""
+    relevance: float = Field(default=0.35, gt=0.0, le=1.0)
+    """Least idf-weighted support for a statement to be relevant to a question."""
+
+
+class NliJudgeConfig(_Strict):
+    """``probeguard.detectors.NliJudge``: an NLI cross-encoder (extra
+    ``sentence-transformers``; the model comes from the Hugging Face hub)."""
+
+    model_name: str = "cross-encoder/nli-deberta-v3-base"
+    threshold: float = Field(default=0.5, gt=0.0, lt=1.0)
+    device: str = "cpu"
+    batch_size: int = Field(default=16, ge=1)
+
+
+class LlmJudgeConfig(_Strict):
+    """``probeguard.detectors.LlmJudge`` over an OpenAI-compatible endpoint, temperature 0.
+    The key is read from the environment variable named by ``api_key_env`` (never written
+    in the config)."""
+
+    base_url: str = "https://api.openai.com/v1"
+    model: str = "gpt-4o-mini"
+    api_key_env: str | None = "OPENAI_API_KEY"
+    mode: Literal["claim", "pair"] = "claim"
+    """``claim``: one call per claim over all chunks; ``pair``: one call per (claim, chunk)."""
+    format_retries: int = Field(default=2, ge=0, le=10)
+    """Re-asks after a malformed reply; then the cell is unscored with the reason."""
+    max_tokens: int = Field(default=512, ge=1)
+    timeout_s: float = Field(default=60.0, gt=0)
+    max_retries: int = Field(default=3, ge=0, le=20)
+    """HTTP retries (429, 5xx, timeouts)."""
+    seed: int | None = None
+    concurrency: int = Field(default=8, ge=1, le=256)
+
+
+class ConsensusConfig(_Strict):
+    """Several judges vote per (claim, chunk) cell (``probeguard.detectors.Consensus``)."""
+
+    judges: list[Literal["offline", "nli", "llm"]] = Field(min_length=2)
+    """Each built from its section of ``judge`` (``judge.offline``, ``judge.nli``, ...)."""
+    rule: Literal["majority", "unanimous"] = "majority"
+
+    @field_validator("judges")
+    @classmethod
+    def _unique_judges(cls, names: list[str]) -> list[str]:
+        if len(set(names)) != len(names):
+            raise ValueError("a judge is listed more than once")
+        return names
+
+
+class JudgeConfig(_Strict):
+    """The claim judge of the standard metrics (``probeguard eval`` and the golden questions
+    of a scan)."""
+
+    name: Literal["offline", "nli", "llm"] = "offline"
+    """The judge; ignored when ``consensus`` is set."""
+    offline: OfflineJudgeConfig = Field(default_factory=OfflineJudgeConfig)
+    nli: NliJudgeConfig = Field(default_factory=NliJudgeConfig)
+    llm: LlmJudgeConfig = Field(default_factory=LlmJudgeConfig)
+    position_swap: bool = False
+    """Judge twice, the contexts reversed the second time; a cell whose verdict changes
+    becomes unscored (``probeguard.detectors.PositionSwap``)."""
+    consensus: ConsensusConfig | None = None
+    relevance: Literal["auto", "offline", "llm"] = "auto"
+    """Who decides relevance (contextual and answer relevancy): ``auto`` is the LLM judge when
+    ``llm`` is the judge or one of the consensus, else the offline heuristics."""
+
+
+class Thresholds(_Strict):
+    """Least acceptable mean per metric (``null``: no threshold). ``probeguard eval`` exits 1
+    when a metric's mean falls below its threshold."""
+
+    context_precision: float | None = Field(default=0.80, ge=0.0, le=1.0)
+    context_recall: float | None = Field(default=0.85, ge=0.0, le=1.0)
+    contextual_relevancy: float | None = Field(default=0.75, ge=0.0, le=1.0)
+    faithfulness: float | None = Field(default=0.90, ge=0.0, le=1.0)
+    answer_relevancy: float | None = Field(default=0.80, ge=0.0, le=1.0)
+    exact_match: float | None = Field(default=None, ge=0.0, le=1.0)
+    token_f1: float | None = Field(default=None, ge=0.0, le=1.0)
+    containment: float | None = Field(default=None, ge=0.0, le=1.0)
+
+
+class EvalConfig(_Strict):
+    """``probeguard eval``: thresholds on the standard metrics."""
+
+    thresholds: Thresholds = Field(default_factory=Thresholds)
+
+
+class MetricsConfig(_Strict):
+    """Which metric families a scan computes."""
+
+    standard: bool = True
+    """The standard metrics (faithfulness, context precision/recall, relevancy, EM/F1) on the
+    answerable golden questions, in ``summary.golden.standard``."""
+
+
 class ScanConfig(_Strict):
     """Everything a scan needs. ``probeguard scan --config FILE`` reads this from YAML."""
 
@@ -137,14 +242,17 @@ class ScanConfig(_Strict):
     runner: RunnerSettings = Field(default_factory=RunnerSettings)
     probes: ProbesConfig = Field(default_factory=ProbesConfig)
     standard_eval: StandardEvalConfig = Field(default_factory=StandardEvalConfig)
+    judge: JudgeConfig = Field(default_factory=JudgeConfig)
+    metrics: MetricsConfig = Field(default_factory=MetricsConfig)
+    eval: EvalConfig = Field(default_factory=EvalConfig)
 
     def recorded(self) -> dict[str, Any]:
         """The config as recorded in the run log (and shown in the report). Header values
         (the HTTP adapter's ``headers``, the OpenAI-compatible generator's
         ``extra_headers``) are kept only where they are pure ``${NAME}`` references; a
         literal value (a pasted token) becomes ``<redacted>``. URLs (the endpoint's ``url``,
-        the generator's ``base_url``) lose their user info and query values, which often
-        carry keys (``?api_key=...``). So no secret reaches a run log or a report."""
+        the generator's and the LLM judge's ``base_url``) lose their user info and query
+        values, which often carry keys (``?api_key=...``). So no secret reaches a run log or a report."""
         from probeguard.pipeline.adapters.http import redact_url
 
         data = self.model_dump(mode="json")
@@ -158,6 +266,7 @@ class ScanConfig(_Strict):
                 generator["extra_headers"] = _redact_headers(generator["extra_headers"])
             if isinstance(generator.get("base_url"), str):
                 generator["base_url"] = redact_url(generator["base_url"])
+        data["judge"]["llm"]["base_url"] = redact_url(data["judge"]["llm"]["base_url"])
         return data
 
 

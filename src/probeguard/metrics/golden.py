@@ -12,16 +12,28 @@ Per case (``score_golden_record``):
 Summary (``summarize_golden``): each rate a Wilson 95% interval over the cases where it is
 defined (retrieval rates over answerable cases with evidence; answer rates over answerable
 cases; abstention over unanswerable cases); MRR with a seeded bootstrap interval.
+
+Standard metrics (``score_golden_standard``, ``summarize_golden_standard``): the metrics of
+``probeguard eval`` (``evaluation.standard``) on each answered golden case of mode ``answer``
+with gold answers — the answer and the retrieved chunks (rank order) judged once; the first
+gold answer is the ground truth of context recall, all of them count for EM/F1/containment;
+context precision uses the gold evidence documents as reference labels when the case names
+them, else the judge. Abstention cases are left out (a correct refusal has no claims to be
+faithful with, and answer relevancy would punish it).
 """
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 from probeguard.log.models import CaseRecord
 from probeguard.metrics.retrieval import first_relevant_rank, recall_of, reciprocal_rank
 from probeguard.stats import bootstrap_mean, proportion
 from probeguard.text import contains_answer
+
+if TYPE_CHECKING:
+    from probeguard.config.models import Thresholds
+    from probeguard.evaluation.judging import Judges
 
 
 def score_golden_record(record: CaseRecord) -> dict[str, Any]:
@@ -64,3 +76,45 @@ def summarize_golden(records: Sequence[CaseRecord], seed: int) -> dict[str, Any]
         "pass_rate": proportion([v["passed"] for _, v in scored]),
     }
     return {k: (v.model_dump() if hasattr(v, "model_dump") else v) for k, v in summary.items()}
+
+
+def score_golden_standard(record: CaseRecord, judges: "Judges") -> dict[str, Any] | None:
+    """The standard metrics of one golden case (rules in the module doc), as JSON:
+    ``{"metrics": {name: {value, n, unscored, reason, detail}}, "precision_source",
+    "claims": [findings]}``; None for an errored, abstention or answerless case."""
+    from probeguard.evaluation.standard import score_standard
+    from probeguard.metrics.judged import relevance_from_gold
+    from probeguard.pipeline.generators.base import Context
+
+    out, exp = record.output, record.case.expected
+    if out is None or exp.mode != "answer" or not exp.answers:
+        return None
+    ranked = sorted(out.retrieved, key=lambda r: r.rank)
+    relevance = (relevance_from_gold([(r.chunk_id, r.doc_id) for r in ranked],
+                                     exp.evidence_doc_ids) if exp.evidence_doc_ids else None)
+    score = score_standard(record.case.question, out.answer,
+                           [Context(r.chunk_id, r.text, r.title) for r in ranked], judges,
+                           ground_truth=exp.answers[0], golds=exp.answers, relevance=relevance)
+    data = score.as_dict()
+    data.pop("judgment")
+    from probeguard.evaluation.run import json_safe
+
+    return json_safe(data)
+
+
+def summarize_golden_standard(records: Sequence[CaseRecord], *, seed: int,
+                              thresholds: "Thresholds", judge: dict[str, Any]
+                              ) -> dict[str, Any]:
+    """Means (bootstrap intervals, n, unscored) of the standard metrics over the golden
+    cases scored by ``score_golden_standard`` (``verdict["standard"]``), faceted by tag, and
+    the thresholds' pass/fail."""
+    from probeguard.evaluation.summary import summarize_values
+    from probeguard.evaluation.thresholds import check_thresholds
+
+    scored = [r for r in records if r.verdict.get("standard")]
+    nan = float("nan")
+    rows = [{k: (nan if m["value"] is None else m["value"])
+             for k, m in r.verdict["standard"]["metrics"].items()} for r in scored]
+    summary = summarize_values(rows, [r.case.tags for r in scored], seed=seed)
+    means = {k: v["mean"] for k, v in summary["metrics"].items()}
+    return {"judge": judge, **summary, "thresholds": check_thresholds(means, thresholds)}

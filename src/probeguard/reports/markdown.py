@@ -169,6 +169,27 @@ def _evidence(evidence: dict[str, Any]) -> str:
     return md_inline("; ".join(parts), 240)
 
 
+def _standard_section(standard: dict[str, Any], records: list[CaseRecord]) -> list[str]:
+    """The standard metrics of the golden questions and their unsupported claims."""
+    from probeguard.reports.eval_markdown import metrics_table, unsupported_claim_lines
+
+    judge = standard.get("judge", {})
+    lines = ["", "### Standard metrics", "",
+             f"{standard['records']} answerable golden cases scored (claim judge "
+             f"{md_inline(str(judge.get('claims', '?')), 60)}, relevance "
+             f"{md_inline(str(judge.get('relevance', '?')), 40)}). Means with percentile-"
+             "bootstrap 95% intervals; unscored cases (nothing to score) are left out, never "
+             "counted as 0.", ""]
+    lines += metrics_table(standard["metrics"], standard["thresholds"]["checks"])
+    claims = unsupported_claim_lines(
+        (r.case.id, r.case.question, r.verdict["standard"].get("claims", []))
+        for r in records if r.verdict.get("standard"))
+    lines += ["", "### Unsupported claims", ""]
+    lines += (["Answer claims the retrieved chunks do not support, with what the context "
+               "says.", ""] + claims if claims else ["Every judged answer claim is supported."])
+    return lines
+
+
 def render_markdown(run: RunLog) -> str:
     cfg = run.config.get("pipeline", {})
     lines = [
@@ -202,5 +223,7 @@ def render_markdown(run: RunLog) -> str:
                   "| case | result | question | gold rank | contains | refused | answer |",
                   "|---|---|---|---|---|---|---|"]
         lines += [_case_row(r) for r in golden_records]
+        if golden.get("standard"):
+            lines += _standard_section(golden["standard"], golden_records)
     lines.append("")
     return "\n".join(lines)
