@@ -23,7 +23,8 @@ __all__ = [
     "Capability", "Case", "CaseRecord", "Chunk", "Document", "Estimate", "Expected",
     "InputError", "MissingExtraError", "Pipeline", "PipelineCallError", "PipelineOutput",
     "ProbeGuardError", "RetrievedChunk", "RunLog", "ScanConfig", "UnsupportedCapabilityError",
-    "Variation", "corpus_fingerprint", "load_config", "scan", "wilson",
+    "Variation", "corpus_fingerprint", "evaluate", "load_config", "load_eval_records", "scan",
+    "sweep_backends", "wilson",
 ]
 
 
@@ -32,6 +33,14 @@ def __getattr__(name: str):  # lazy: importing probeguard stays light
         from probeguard.scan import scan
 
         return scan
+    if name in ("evaluate", "load_eval_records"):
+        from probeguard import evaluation
+
+        return getattr(evaluation, name)
+    if name == "sweep_backends":
+        from probeguard.sweep import sweep_backends
+
+        return sweep_backends
     if name == "ReferencePipeline":
         from probeguard.pipeline.reference import ReferencePipeline
 
