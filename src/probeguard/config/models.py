@@ -13,6 +13,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from probeguard.attribution.config import AttributionConfig
+from probeguard.pipeline.defences.config import DefencesConfig
+
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
@@ -46,6 +49,11 @@ class ReferencePipelineConfig(_Strict):
     generator: dict[str, Any] = Field(default_factory=lambda: {"name": "extractive"})
     prompt: str = "default"
     """A template name (``default``, ``hardened``) or a template text with ``{question}``."""
+    defences: DefencesConfig = Field(default_factory=DefencesConfig)
+    """Optional defences (trust tiers, archived-document demotion, near-duplicate
+    suppression, conflict and grounding checks, the instruction sanitiser and spotlighting,
+    a per-backend ``min_score`` gate, query expansion), all off by default: see
+    ``probeguard.pipeline.defences``."""
 
 
 class CallablePipelineConfig(_Strict):
@@ -245,6 +253,8 @@ class ScanConfig(_Strict):
     judge: JudgeConfig = Field(default_factory=JudgeConfig)
     metrics: MetricsConfig = Field(default_factory=MetricsConfig)
     eval: EvalConfig = Field(default_factory=EvalConfig)
+    attribution: AttributionConfig = Field(default_factory=AttributionConfig)
+    """The surgeon: counterfactual re-runs of each failure, its cause and fix."""
 
     def recorded(self) -> dict[str, Any]:
         """The config as recorded in the run log (and shown in the report). Header values

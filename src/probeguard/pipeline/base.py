@@ -14,6 +14,11 @@ optional *capabilities* that probes and attribution use for counterfactual re-ru
 | ``prompt_override``| ``prompt``          | a different prompt template (name or template text)       |
 | ``retrieval``     | ``retrieval``        | retrieval overrides: ``{"mode": "hybrid", "top_k": 10}``  |
 | ``retrieve_only`` | ``retrieve_only``    | return the retrieved contexts without generating          |
+| ``defences``      | ``defences``         | per-call overrides of the pipeline's ``DefencesConfig``,  |
+|                   |                      | e.g. ``{"sanitise": True, "spotlight": True}``            |
+
+A ``Variation`` serialises without its ``defences`` key while that is empty, so the cache keys
+of calls made before the field existed are unchanged.
 """
 
 from __future__ import annotations
@@ -21,7 +26,8 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Any, Protocol, runtime_checkable
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import (BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler,
+                      field_validator, model_serializer)
 
 from probeguard.corpus.models import Document
 
@@ -34,6 +40,7 @@ class Capability(StrEnum):
     PROMPT_OVERRIDE = "prompt_override"
     RETRIEVAL = "retrieval"
     RETRIEVE_ONLY = "retrieve_only"
+    DEFENCES = "defences"
 
 
 class Variation(BaseModel):
@@ -61,12 +68,34 @@ class Variation(BaseModel):
     sample: int = Field(default=0, ge=0)
     """Repeat index for reruns of the same call: pipelines ignore it, but it is part of the
     cache key, so ``sample=1`` is a fresh call (used to measure an answer's own variation)."""
+    defences: dict[str, Any] = Field(default_factory=dict)
+    """Per-call overrides of the pipeline's defences (fields of
+    ``probeguard.pipeline.defences.DefencesConfig``, e.g. ``{"sanitise": True}``), validated
+    and normalised on construction: an unknown key or a bad value raises ``ValueError``."""
 
     @field_validator("exclude_doc_ids")
     @classmethod
     def _sorted_ids(cls, ids: tuple[str, ...]) -> tuple[str, ...]:
         # A mask is a set: the same documents in another order are the same call (and key).
         return tuple(sorted(set(ids)))
+
+    @field_validator("defences")
+    @classmethod
+    def _valid_defences(cls, overrides: dict[str, Any]) -> dict[str, Any]:
+        if not overrides:
+            return {}
+        from probeguard.pipeline.defences.config import validate_overrides
+
+        return validate_overrides(overrides)
+
+    @model_serializer(mode="wrap")
+    def _omit_empty_defences(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # Keeps the serialised form (and so every cache key) of a call without defence
+        # overrides exactly what it was before the field existed.
+        data = handler(self)
+        if not self.defences and isinstance(data, dict):
+            data.pop("defences", None)
+        return data
 
     def required_capabilities(self) -> frozenset[Capability]:
         needed: set[Capability] = set()
@@ -84,6 +113,8 @@ class Variation(BaseModel):
             needed.add(Capability.RETRIEVAL)
         if self.retrieve_only:
             needed.add(Capability.RETRIEVE_ONLY)
+        if self.defences:
+            needed.add(Capability.DEFENCES)
         return frozenset(needed)
 
     def is_default(self) -> bool:

@@ -11,7 +11,32 @@ and it supports every capability, so probes and attribution can run counterfactu
 - ``prompt_override``: a template name or text;
 - ``retrieval``: ``{"mode": "dense"|"bm25"|"hybrid", "top_k": int, "min_score": float,
   "filters": {...}}``;
-- ``retrieve_only``: the retrieved contexts without a generated answer.
+- ``retrieve_only``: the retrieved contexts without a generated answer;
+- ``defences``: per-call overrides of ``config.defences`` (``DefencesConfig``).
+
+**Defences** (``probeguard.pipeline.defences``; all off by default, and then nothing below
+runs, the output carries no ``defences`` metadata and the fingerprint is the one of a config
+without them). With ``d = config.defences`` merged with ``variation.defences``:
+
+1. retrieval: ``d.query_expansion`` expands the query (retriever and re-ranker only);
+   ``d.gate[backend]`` is the ``min_score`` of the backend in use (a call's own
+   ``retrieval.min_score`` wins). When a defence re-orders or drops hits, ``max(2·top_k,
+   rerank_candidates)`` candidates are fetched (and re-ranked) so that dropped hits are
+   replaced;
+2. on the hit list, in this order: trust tiers, archived-document demotion, near-duplicate
+   suppression; then the list is cut to ``top_k``;
+3. on the contexts: ``d.sanitise`` strips instruction-like sentences (the output's
+   ``retrieved`` shows the sanitised text, as the generator saw it); ``d.spotlight`` wraps the
+   prompt template (``prompts.spotlight``);
+4. after generation: ``d.grounding == "refuse"`` refuses an ungrounded answer;
+   ``d.conflict`` flags (or, ``refuse``, refuses over) number/date disagreements.
+
+What the defences did is recorded in ``output.metadata["defences"]``: ``active`` (the
+non-default settings) and, per defence that ran, ``gate`` ({backend, min_score}),
+``expanded_query``, ``trust`` ({dropped, weights}), ``demoted`` ({doc id: reason}),
+``deduplicated`` ([{chunk_id, duplicate_of}]), ``sanitised`` ([{chunk_id, removed,
+phrases}]), ``grounding`` ({status, claims, unsupported}), ``conflicts`` ([...]), and, when a
+defence replaced the answer with a refusal, ``refused_by`` and ``original_answer``.
 """
 
 from __future__ import annotations
@@ -29,11 +54,20 @@ from probeguard.corpus.models import Chunk, Document, corpus_fingerprint
 from probeguard.hashing import digest
 from probeguard.pipeline.base import (Capability, PipelineOutput, RetrievedChunk, Usage,
                                       Variation, check_capabilities)
+from probeguard.pipeline.defences.archive import demote_archived
+from probeguard.pipeline.defences.config import DefencesConfig
+from probeguard.pipeline.defences.conflict import conflicts, touches
+from probeguard.pipeline.defences.dedupe import dedupe
+from probeguard.pipeline.defences.expansion import expand_query
+from probeguard.pipeline.defences.gate import gate_min_score
+from probeguard.pipeline.defences.grounding import check_grounding
+from probeguard.pipeline.defences.sanitise import sanitise_texts
+from probeguard.pipeline.defences.trust import apply_trust
 from probeguard.pipeline.embedders.base import Embedder
 from probeguard.pipeline.embedders.factory import make_embedder
 from probeguard.pipeline.generators.base import Context, Generation, Generator
 from probeguard.pipeline.generators.factory import make_generator
-from probeguard.pipeline.prompts import resolve_prompt
+from probeguard.pipeline.prompts import REFUSAL_TEXT, PromptTemplate, resolve_prompt, spotlight
 from probeguard.pipeline.rerankers import make_reranker
 from probeguard.pipeline.retrievers.base import Hit, Retriever, SearchRequest
 from probeguard.pipeline.retrievers.factory import make_retriever
@@ -77,12 +111,13 @@ class ReferencePipeline:
         self.name = name
         self.documents = list(documents)
         self.corpus_fingerprint = corpus_fingerprint(self.documents)
+        self._sources = {d.id: d.source for d in self.documents}
         self._lock = threading.RLock()
         self._embedder: Embedder | None = None
         self._indexes: dict[str, _Index] = {}
         self._generator: Generator = make_generator(self.config.generator)
         self._reranker = make_reranker(self.config.reranker)
-        self._fingerprint = digest({
+        parts: dict[str, Any] = {
             "probeguard": __version__.split(".")[0],
             "corpus": self.corpus_fingerprint,
             "chunker": make_chunker(self.config.chunker).config(),
@@ -91,7 +126,11 @@ class ReferencePipeline:
             "reranker": self._reranker.config() if self._reranker else None,
             "generator": self._generator.config(),
             "prompt": resolve_prompt(self.config.prompt).config(),
-        })
+        }
+        if not self.config.defences.is_off():
+            # Only when some defence is on: configs without defences keep their old keys.
+            parts["defences"] = self.config.defences.model_dump(mode="json")
+        self._fingerprint = digest(parts)
         # Build (without indexing) the configured retriever and its embedder now, so that an
         # unknown name or parameter fails here, once, rather than in every case's first call.
         make_retriever(self._retriever_spec(None), embedder_factory=self._shared_embedder)
@@ -159,9 +198,20 @@ class ReferencePipeline:
         return self._index(None).chunks
 
     # -- answering ----------------------------------------------------------------------
+    def defences(self, variation: Variation | None = None) -> DefencesConfig:
+        """The defences of a call: ``config.defences`` with ``variation.defences`` on top."""
+        if variation is None or not variation.defences:
+            return self.config.defences
+        return self.config.defences.merged(variation.defences)
+
     def retrieve(self, question: str, variation: Variation | None = None) -> list[Hit]:
-        """Retrieval (and re-ranking) only, as ``answer`` would do it."""
+        """Retrieval (and re-ranking, and the retrieval-side defences) only, as ``answer``
+        would do it."""
         variation = variation or Variation()
+        return self._retrieve(question, variation, self.defences(variation), {})
+
+    def _retrieve(self, question: str, variation: Variation, defences: DefencesConfig,
+                  report: dict[str, Any]) -> list[Hit]:
         opts = dict(variation.retrieval)
         unknown = set(opts) - {"mode", "top_k", "min_score", "filters"}
         if unknown:
@@ -172,56 +222,131 @@ class ReferencePipeline:
         retriever = self.retriever(variation.chunking, opts.get("mode"))
         index = self._index(variation.chunking)
         extra = index.chunker.chunk_all(variation.overlay) if variation.overlay else ()
-        k = max(top_k, self.config.rerank_candidates) if self._reranker else top_k
+        min_score = opts.get("min_score")
+        if defences.gate:
+            backend = str(opts.get("mode") or self.config.retriever.get("name"))
+            min_score = gate_min_score(defences.gate, backend, min_score)
+            report["gate"] = {"backend": backend, "min_score": min_score}
+        query = question
+        if defences.query_expansion:
+            query = expand_query(question)
+            report["expanded_query"] = query
+        depth = max(2 * top_k, self.config.rerank_candidates) if defences.reorders() else top_k
+        k = max(depth, self.config.rerank_candidates) if self._reranker else depth
         hits = retriever.search(SearchRequest(
-            query=question, k=k, extra=extra, exclude_doc_ids=frozenset(variation.exclude_doc_ids),
-            filters=opts.get("filters"), min_score=opts.get("min_score")))
+            query=query, k=k, extra=extra, exclude_doc_ids=frozenset(variation.exclude_doc_ids),
+            filters=opts.get("filters"), min_score=min_score))
         if self._reranker is not None:
-            hits = self._reranker.rerank(question, hits, top_k)
+            hits = self._reranker.rerank(query, hits, depth)
+        if defences.reorders():
+            hits = self._reorder(question, hits, variation, defences, report)
         return hits[:top_k]
 
-    def _contexts(self, question: str, variation: Variation) -> tuple[list[Context], list[RetrievedChunk]]:
+    def _reorder(self, question: str, hits: list[Hit], variation: Variation,
+                 defences: DefencesConfig, report: dict[str, Any]) -> list[Hit]:
+        """Trust tiers, then archived-document demotion, then near-duplicate suppression."""
+        if defences.trust_tiers or defences.default_trust != 1.0:
+            sources = {**self._sources, **{d.id: d.source for d in variation.overlay}}
+            hits, report["trust"] = apply_trust(hits, sources, defences.trust_tiers,
+                                                defences.default_trust, defences.trust_field)
+        if defences.demote_archived:
+            hits, report["demoted"] = demote_archived(hits, question)
+        if defences.dedupe:
+            hits, report["deduplicated"] = dedupe(hits)
+        return hits
+
+    def _contexts(self, question: str, variation: Variation, defences: DefencesConfig,
+                  report: dict[str, Any]) -> tuple[list[Context], list[RetrievedChunk]]:
         if variation.contexts is not None:
             contexts = [Context(chunk_id=f"{ORACLE_DOC_ID}#{i}", text=t)
                         for i, t in enumerate(variation.contexts)]
             retrieved = [RetrievedChunk(chunk_id=c.chunk_id, doc_id=ORACLE_DOC_ID, text=c.text,
                                         rank=i + 1) for i, c in enumerate(contexts)]
-            return contexts, retrieved
-        hits = self.retrieve(question, variation)
-        contexts = [Context(chunk_id=h.chunk.id, text=h.chunk.text, title=h.chunk.title) for h in hits]
-        retrieved = [RetrievedChunk(chunk_id=h.chunk.id, doc_id=h.chunk.doc_id, text=h.chunk.text,
-                                    rank=h.rank, score=float(h.score), title=h.chunk.title,
-                                    metadata=dict(h.chunk.metadata)) for h in hits]
+        else:
+            hits = self._retrieve(question, variation, defences, report)
+            contexts = [Context(chunk_id=h.chunk.id, text=h.chunk.text, title=h.chunk.title)
+                        for h in hits]
+            retrieved = [RetrievedChunk(chunk_id=h.chunk.id, doc_id=h.chunk.doc_id,
+                                        text=h.chunk.text, rank=h.rank, score=float(h.score),
+                                        title=h.chunk.title, metadata=dict(h.chunk.metadata))
+                         for h in hits]
+        if defences.sanitise and contexts:
+            texts, records = sanitise_texts([c.text for c in contexts])
+            for record in records:
+                i = record.pop("index")
+                contexts[i] = Context(contexts[i].chunk_id, texts[i], contexts[i].title)
+                retrieved[i] = retrieved[i].model_copy(update={"text": texts[i]})
+                record["chunk_id"] = contexts[i].chunk_id
+            report["sanitised"] = records
         return contexts, retrieved
 
+    def _prepare(self, question: str, variation: Variation | None
+                 ) -> tuple[Variation, DefencesConfig, dict[str, Any], list[Context],
+                            list[RetrievedChunk], PromptTemplate]:
+        variation = variation or Variation()
+        check_capabilities(self, variation)
+        defences = self.defences(variation)
+        report: dict[str, Any] = {}
+        contexts, retrieved = self._contexts(question, variation, defences, report)
+        prompt = resolve_prompt(variation.prompt or self.config.prompt)
+        if defences.spotlight:
+            prompt = spotlight(prompt)
+        return variation, defences, report, contexts, retrieved, prompt
+
+    @staticmethod
+    def _check(gen: Generation, contexts: list[Context], retrieved: list[RetrievedChunk],
+               defences: DefencesConfig, report: dict[str, Any]) -> Generation:
+        """The answer-side defences: grounding, then conflicts."""
+        if gen.refused:
+            return gen
+        refused_by: list[str] = []
+        if defences.grounding == "refuse":
+            report["grounding"] = check_grounding(gen.text, contexts)
+            if report["grounding"]["status"] == "ungrounded":
+                refused_by.append("grounding")
+        if defences.conflict != "off":
+            report["conflicts"] = conflicts(retrieved)
+            if defences.conflict == "refuse" and touches(report["conflicts"],
+                                                         gen.cited_chunk_ids):
+                refused_by.append("conflict")
+        if not refused_by:
+            return gen
+        report["refused_by"] = refused_by
+        report["original_answer"] = gen.text
+        return Generation(text=REFUSAL_TEXT, refused=True, usage=gen.usage,
+                          metadata=dict(gen.metadata))
+
     def _output(self, gen: Generation, retrieved: list[RetrievedChunk], prompt_name: str,
-                started: float) -> PipelineOutput:
+                started: float, defences: DefencesConfig | None = None,
+                report: dict[str, Any] | None = None) -> PipelineOutput:
+        metadata = {"prompt": prompt_name, **gen.metadata}
+        if defences is not None and not defences.is_off():
+            metadata["defences"] = {"active": defences.active(), **(report or {})}
         return PipelineOutput(
             answer=gen.text, cited_chunk_ids=list(gen.cited_chunk_ids), retrieved=retrieved,
             refused=gen.refused, latency_s=round(time.perf_counter() - started, 6),
             usage=gen.usage if isinstance(gen.usage, Usage) else Usage(),
-            metadata={"prompt": prompt_name, **gen.metadata})
+            metadata=metadata)
 
     def answer(self, question: str, variation: Variation | None = None) -> PipelineOutput:
-        variation = variation or Variation()
-        check_capabilities(self, variation)
         started = time.perf_counter()
-        contexts, retrieved = self._contexts(question, variation)
+        variation, defences, report, contexts, retrieved, prompt = self._prepare(question,
+                                                                                 variation)
         if variation.retrieve_only:
-            return self._output(Generation(text=""), retrieved, "none", started)
-        prompt = resolve_prompt(variation.prompt or self.config.prompt)
+            return self._output(Generation(text=""), retrieved, "none", started, defences, report)
         gen = self._generator.generate(question, contexts, prompt)
-        return self._output(gen, retrieved, prompt.name, started)
+        gen = self._check(gen, contexts, retrieved, defences, report)
+        return self._output(gen, retrieved, prompt.name, started, defences, report)
 
     async def aanswer(self, question: str, variation: Variation | None = None) -> PipelineOutput:
         """Retrieval in a worker thread; a natively async generator is awaited."""
         agenerate = getattr(self._generator, "agenerate", None)
         if agenerate is None or (variation is not None and variation.retrieve_only):
             return await asyncio.to_thread(self.answer, question, variation)
-        variation = variation or Variation()
-        check_capabilities(self, variation)
         started = time.perf_counter()
-        contexts, retrieved = await asyncio.to_thread(self._contexts, question, variation)
-        prompt = resolve_prompt(variation.prompt or self.config.prompt)
+        variation, defences, report, contexts, retrieved, prompt = await asyncio.to_thread(
+            self._prepare, question, variation)
         gen = await agenerate(question, contexts, prompt)
-        return self._output(gen, retrieved, prompt.name, started)
+        if defences.grounding != "off" or defences.conflict != "off":
+            gen = await asyncio.to_thread(self._check, gen, contexts, retrieved, defences, report)
+        return self._output(gen, retrieved, prompt.name, started, defences, report)
