@@ -110,6 +110,22 @@ def _build_pipeline(config: ScanConfig, documents: Sequence[Document]) -> Pipeli
     return HttpPipeline(**pc.http.model_dump())
 
 
+def _attribute(config: ScanConfig, pipeline: Pipeline, runner: Runner,
+               records: Sequence[Any], groups: Sequence[Any], plan: Any, ctx: Any) -> Any:
+    """The attribution pass: every failure's swaps through the scan's runner (same pipeline,
+    cache and settings; no ``run.jsonl`` entries), in one extra run."""
+    from probeguard.attribution import attribute
+
+    reference = getattr(pipeline, "config", None)
+    pipeline_config = (reference.model_dump(mode="json")
+                       if hasattr(reference, "model_dump")
+                       else {})
+    rerunner = Runner(pipeline, runner.config, cache=runner.cache)
+    return attribute(records, groups, plan.probes, ctx, rerunner, config.attribution,
+                     capabilities=frozenset(pipeline.capabilities),
+                     pipeline_config=pipeline_config)
+
+
 @dataclass(frozen=True)
 class ScanResult:
     run: RunLog
@@ -180,11 +196,16 @@ def scan(config: ScanConfig, out_dir: str | Path, *, resume: bool = False,
                                          overlap_weights=config.probes.overlap_weights,
                                          standard=config.standard_eval)
     summary.update(probe_summary)
+    attribution = []
+    if config.attribution.enabled:
+        attributed = _attribute(config, pipeline, runner, records, groups, plan, ctx)
+        attribution = attributed.entries
+        summary["attribution"] = attributed.summary
     stats = result.stats.model_copy(update={"wall_s": round(time.perf_counter() - started, 3)})
     run = RunLog(probeguard_version=__version__, config=config.recorded(),
                  pipeline_name=pipeline.name, pipeline_fingerprint=pipeline.fingerprint(),
                  corpus_fingerprint=fingerprint, seed=config.seed, stats=stats,
-                 summary=summary, records=records, groups=groups)
+                 summary=summary, records=records, groups=groups, attribution=attribution)
     atomic_write_text(out / RUN_JSON, run.model_dump_json(indent=2) + "\n")
     atomic_write_text(out / REPORT_MD, render_markdown(run))
     log.info("scan finished: %d cases, %d calls, %d cache hits, %d errors", stats.cases,

@@ -95,6 +95,65 @@ class ProbeGroup(BaseModel):
     evidence: dict[str, Any] = Field(default_factory=dict)
 
 
+class SwapRun(BaseModel):
+    """One counterfactual re-run of a failing case under a swap: enough to check it."""
+
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=True)
+
+    case_id: str
+    """``attribution:<swap>:<failing case id>``."""
+    of: str
+    """The failing case it re-runs."""
+    call_key: str
+    answer: str | None = None
+    refused: bool | None = None
+    retrieved_doc_ids: list[str] = Field(default_factory=list)
+    """Document ids by rank (the oracle's contexts carry their gold document ids)."""
+    error: CaseError | None = None
+
+
+class SwapOutcome(BaseModel):
+    """A swap's outcome for one failure: ``repaired``, ``not_repaired``, ``not_applicable``,
+    ``unsupported`` or ``error``, with the re-runs and the re-judged key numbers."""
+
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=True)
+
+    swap: str
+    outcome: str
+    reason: str = ""
+    removed_doc_ids: list[str] = Field(default_factory=list)
+    runs: list[SwapRun] = Field(default_factory=list)
+    judged: dict[str, Any] = Field(default_factory=dict)
+    """Re-judged with the swapped records in place: ``failed`` and the scalar evidence (a
+    probe group) or the golden verdict (a golden case)."""
+
+
+class Attribution(BaseModel):
+    """The surgeon's verdict on one failure (a failed golden case or probe group)."""
+
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=True)
+
+    kind: Literal["golden", "probe"]
+    probe: str
+    """``golden`` for a golden case."""
+    group: str
+    """The probe group (the case id for a golden case)."""
+    case_ids: list[str]
+    """The failing cases (roles) the swaps re-ran."""
+    cause: Literal["retriever", "chunker", "corpus", "prompt", "generator", "undetermined"]
+    also: list[str] = Field(default_factory=list)
+    """Other swaps that also repaired the failure."""
+    reason: str
+    basis: Literal["counterfactual", "observed"] = "counterfactual"
+    row: int = 0
+    """Row of the decision table (``probeguard.attribution.decide``)."""
+    notes: list[str] = Field(default_factory=list)
+    observed: dict[str, Any] = Field(default_factory=dict)
+    swaps: list[SwapOutcome] = Field(default_factory=list)
+    recommendation: dict[str, Any] | None = None
+    """``{cause, title, config_patch, other_pipelines, why}`` (``attribution.recommend``)."""
+
+
 class RunLog(BaseModel):
     """The final record of a scan (``run.json``)."""
 
@@ -114,3 +173,6 @@ class RunLog(BaseModel):
     records: list[CaseRecord] = Field(default_factory=list)
     groups: list[ProbeGroup] = Field(default_factory=list)
     """Probe verdicts, one per probe group."""
+    attribution: list[Attribution] = Field(default_factory=list)
+    """Per attributed failure, its cause, evidence re-runs and fix (empty when attribution is
+    off); totals in ``summary["attribution"]``."""

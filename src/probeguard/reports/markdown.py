@@ -190,6 +190,39 @@ def _standard_section(standard: dict[str, Any], records: list[CaseRecord]) -> li
     return lines
 
 
+def _causes_section(run: RunLog) -> list[str]:
+    """Attribution: counts per cause, the top fixes, and one compact row per failure."""
+    summary = run.summary.get("attribution")
+    if not summary:
+        return []
+    causes = summary.get("causes", {})
+    lines = ["", "## Causes", "",
+             f"{summary.get('attributed', 0)} of {summary.get('failures', 0)} failures attributed "
+             f"by counterfactual re-runs ({summary.get('skipped', 0)} over the cap of "
+             f"{summary.get('max_cases')}). Cause = the component whose single swap repairs "
+             "the failure (decision table in `probeguard.attribution.decide`).", "",
+             "| cause | failures |", "|---|---|"]
+    lines += [f"| {md_inline(c)} | {n} |" for c, n in causes.items()]
+    fixes = summary.get("top_fixes", [])
+    if fixes:
+        lines += ["", "### Top fixes", "", "| failures | cause | fix | reference config | "
+                  "other pipelines |", "|---|---|---|---|---|"]
+        for f in fixes:
+            patch = "; ".join(f"{k} = {v}" for k, v in f.get("config_patch", {}).items())
+            lines.append(f"| {f.get('cases')} | {md_inline(f.get('cause', ''))} | "
+                         f"{md_inline(f.get('title', ''), 80)} | {md_inline(patch, 160)} | "
+                         f"{md_inline(f.get('other_pipelines', ''), 160)} |")
+    if run.attribution:
+        lines += ["", "### Attributed failures", "",
+                  "| probe | group | cause | also | repaired by | reason |", "|---|---|---|---|---|---|"]
+        for a in run.attribution:
+            repaired = ", ".join(s.swap for s in a.swaps if s.outcome == "repaired") or "–"
+            lines.append(f"| {md_inline(a.probe)} | {md_inline(a.group, 40)} | "
+                         f"{md_inline(a.cause)} | {md_inline(', '.join(a.also) or '–', 60)} | "
+                         f"{md_inline(repaired, 80)} | {md_inline(a.reason, 160)} |")
+    return lines
+
+
 def render_markdown(run: RunLog) -> str:
     cfg = run.config.get("pipeline", {})
     lines = [
@@ -208,6 +241,7 @@ def render_markdown(run: RunLog) -> str:
                                     "generator", "prompt"))
         lines.append(f"- Reference pipeline: {parts}")
     lines += _probe_sections(run)
+    lines += _causes_section(run)
     golden = run.summary.get("golden")
     if golden:
         lines += ["", "## Golden questions", "",

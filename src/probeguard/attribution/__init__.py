@@ -1,0 +1,37 @@
+"""The surgeon: which component caused each failure, and what to change.
+
+For every failure of a scan (a failed golden case; a failed probe group, through its failing
+roles), attribution asks the runner — never the pipeline — for counterfactual re-runs that
+swap one component at a time (``swaps``: oracle context, whole-document index, better
+retrieval, clean corpus, hardened prompt), all in one extra pass, re-judges the failure with
+each swapped record in place of the failing one (``engine``), and decides its cause by which
+swap repairs it (``decide``):
+
+* oracle context repairs ⇒ the failure lies before generation; then clean corpus ⇒ **corpus**,
+  else whole documents ⇒ **chunker**, else better retrieval ⇒ **retriever** (that priority:
+  narrowest intervention first; the others that repair are listed in ``also``); else the
+  hardened prompt ⇒ **prompt**; else an abstain case ⇒ **generator** (no refusal gate), gold
+  evidence not retrieved ⇒ **retriever**, otherwise **undetermined**;
+* oracle context still fails ⇒ hardened prompt repairs ⇒ **prompt**; a pre-generation swap
+  repairs ⇒ its component; nothing repairs ⇒ **generator**;
+* oracle context impossible (no gold evidence, unsupported, errored) ⇒ the first repairing
+  swap's component, else **undetermined** with the reason; on a black-box pipeline where no
+  swap can run, the cause is read from the outputs (``basis: observed``): gold evidence not
+  retrieved ⇒ retriever, answer not supported by its contexts ⇒ generator.
+
+The full table, with row numbers recorded in each verdict, is in ``decide``. Every verdict
+keeps its re-runs (case id, call key, answer, retrieved documents) and the re-judged numbers,
+and carries a structured fix (``recommend``): a dotted ``config_patch`` for the reference
+pipeline and a sentence for other pipelines. ``run.json`` holds them in ``attribution`` and
+the totals in ``summary.attribution``.
+"""
+
+from probeguard.attribution.config import AttributionConfig
+from probeguard.attribution.decide import CAUSES, Decision, Observed, decide
+from probeguard.attribution.engine import AttributionResult, attribute, failing_roles, find_failures
+from probeguard.attribution.recommend import Recommendation, recommend, top_fixes
+from probeguard.attribution.swaps import SWAPS, SwapPlan, conflicting_docs, plan_swap
+
+__all__ = ["AttributionConfig", "AttributionResult", "CAUSES", "Decision", "Observed",
+           "Recommendation", "SWAPS", "SwapPlan", "attribute", "conflicting_docs", "decide",
+           "failing_roles", "find_failures", "plan_swap", "recommend", "top_fixes"]

@@ -1,0 +1,202 @@
+"""Fix recommendations: per cause, a structured change a fix command can apply.
+
+A ``Recommendation`` is data: ``config_patch`` maps dotted paths of the scan config
+(``pipeline.reference.…``, keys of ``ReferencePipelineConfig`` and its ``defences``) to new
+values — the reference pipeline's fix — and ``other_pipelines`` is one sentence for any other
+pipeline. The choice per cause:
+
+* **chunker** — the configured chunker is token windows without overlap or under 128 tokens:
+  windows of ``max(128, 2·size)`` tokens with a quarter overlap; otherwise sentence-aware
+  chunking (``{name: sentences, max_tokens: 128}``);
+* **retriever** — not hybrid: hybrid retrieval; hybrid without a re-ranker: the lexical
+  re-ranker; already re-ranked: query expansion. A paraphrase failure (``retrieval_gap``, a
+  ``lexical_mismatch`` attack) adds query expansion to the patch;
+* **corpus** — by what the case was: injected instructions or poison (``prompt_hijack``,
+  ``corpus_poisoning``) → source trust tiers (unknown sources demoted to ``default_trust``
+  0.25) and the instruction sanitiser; a near-duplicate contradiction or a masked draft →
+  near-duplicate suppression (``dedupe``); an archived/superseded version masked, or a
+  temporal attack → date-aware ranking (``demote_archived``); another contradiction → conflict
+  flagging;
+* **prompt** — the hardened prompt with spotlighting and the instruction sanitiser;
+* **generator** — an abstain case → a refusal gate calibrated for the retrieval backend
+  (``defences.gate``: just above the failing case's top retrieval score); otherwise the
+  grounding check (refuse unsupported answers) and a stronger model;
+* **undetermined** — none.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+from typing import Any, Mapping, Sequence
+
+__all__ = ["Recommendation", "recommend"]
+
+REF = "pipeline.reference"
+
+
+@dataclass(frozen=True)
+class Recommendation:
+    cause: str
+    title: str
+    config_patch: dict[str, Any]
+    other_pipelines: str
+    why: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def key(self) -> str:
+        """Identity for counting the same fix across cases."""
+        import json
+
+        return json.dumps([self.cause, self.title, self.config_patch], sort_keys=True,
+                          default=str)
+
+
+@dataclass(frozen=True)
+class CaseFacts:
+    """What a recommendation may depend on."""
+
+    probe: str = "golden"
+    attack_type: str | None = None
+    kind: str | None = None
+    """The probe's kind or style of the failing role (e.g. ``near_duplicate``)."""
+    abstain: bool = False
+    removed_statuses: tuple[str, ...] = ()
+    """``metadata.status`` of the documents the clean corpus masked."""
+    top_score: float | None = None
+    backend: str | None = None
+    pipeline: Mapping[str, Any] = field(default_factory=dict)
+    """The reference pipeline's config (``ReferencePipelineConfig`` as JSON), when known."""
+
+
+def _chunker(f: CaseFacts) -> Recommendation:
+    chunker = dict(f.pipeline.get("chunker") or {})
+    size, overlap = chunker.get("size"), chunker.get("overlap", 0)
+    if chunker.get("name") == "tokens" and isinstance(size, int) and (size < 128 or not overlap):
+        new = max(128, 2 * size)
+        patch = {"name": "tokens", "size": new, "overlap": new // 4}
+        title = f"Larger chunks with overlap ({new} tokens, {new // 4} overlap)"
+    else:
+        patch = {"name": "sentences", "max_tokens": 128}
+        title = "Sentence-aware chunking"
+    return Recommendation(
+        "chunker", title, {f"{REF}.chunker": patch},
+        "Chunk along sentence boundaries with overlap between chunks, so that an answer "
+        "sentence is never split from the words the question matches.",
+        "whole-document retrieval repairs the failure: the answer is split or buried by the "
+        "chunking")
+
+
+def _retriever(f: CaseFacts) -> Recommendation:
+    paraphrase = f.probe == "retrieval_gap" or f.attack_type == "lexical_mismatch"
+    retriever = (f.pipeline.get("retriever") or {}).get("name")
+    patch: dict[str, Any]
+    if retriever not in (None, "hybrid"):
+        patch, title = {f"{REF}.retriever": {"name": "hybrid"}}, "Hybrid retrieval"
+    elif not f.pipeline.get("reranker"):
+        patch, title = {f"{REF}.reranker": {"name": "lexical"}}, "Add a re-ranker"
+    else:
+        patch, title = {f"{REF}.defences.query_expansion": True}, "Query expansion"
+    if paraphrase and f"{REF}.defences.query_expansion" not in patch:
+        patch[f"{REF}.defences.query_expansion"] = True
+        title += " with query expansion"
+    return Recommendation(
+        "retriever", title, patch,
+        "Combine keyword and embedding retrieval (hybrid), re-rank the candidates, and expand "
+        "queries with synonyms so reworded questions still find their evidence.",
+        "better retrieval (or the gold evidence itself) repairs the failure: the evidence "
+        "does not reach the generator")
+
+
+def _corpus(f: CaseFacts) -> Recommendation:
+    statuses = {s.lower() for s in f.removed_statuses}
+    if f.probe in ("prompt_hijack", "corpus_poisoning") or f.attack_type == "prompt_injection":
+        return Recommendation(
+            "corpus", "Source trust tiers and instruction sanitising",
+            {f"{REF}.defences.default_trust": 0.25, f"{REF}.defences.sanitise": True},
+            "Weight documents by provenance (vetted sources first, unknown sources demoted or "
+            "dropped) and strip instruction-like sentences from retrieved text.",
+            "removing the injected documents repairs the failure: untrusted content steers "
+            "the answer")
+    if f.kind == "near_duplicate" or "draft" in statuses or f.attack_type == "citation_trap":
+        return Recommendation(
+            "corpus", "Near-duplicate suppression", {f"{REF}.defences.dedupe": True},
+            "Detect near-duplicate documents at ingestion or retrieval and keep only the "
+            "authoritative copy.",
+            "removing a near-duplicate that differs in one fact repairs the failure")
+    if statuses & {"archived", "superseded", "deprecated", "obsolete"} or \
+            f.attack_type == "temporal_conflict":
+        return Recommendation(
+            "corpus", "Date-aware ranking of archived documents",
+            {f"{REF}.defences.demote_archived": True},
+            "Rank current documents above archived or superseded versions (or filter them out "
+            "by status metadata).",
+            "masking the archived version repairs the failure: an outdated document wins")
+    return Recommendation(
+        "corpus", "Conflict detection", {f"{REF}.defences.conflict": "flag"},
+        "Flag (or refuse) answers when two retrieved documents disagree on a number or date, "
+        "and fix the conflicting source.",
+        "removing the conflicting documents repairs the failure")
+
+
+def _prompt(f: CaseFacts) -> Recommendation:
+    return Recommendation(
+        "prompt", "Spotlight retrieved text and strip embedded instructions",
+        {f"{REF}.prompt": "hardened", f"{REF}.defences.spotlight": True,
+         f"{REF}.defences.sanitise": True},
+        "Mark retrieved text as untrusted data in the prompt, tell the model to ignore "
+        "instructions inside it, and remove instruction-like sentences before generation.",
+        "the hardened prompt repairs the failure")
+
+
+def _generator(f: CaseFacts) -> Recommendation:
+    if f.abstain:
+        backend = f.backend or (f.pipeline.get("retriever") or {}).get("name") or "dense"
+        score = f.top_score
+        value = (math.floor(score * 100 + 1) / 100) if score is not None and math.isfinite(
+            score) else None
+        return Recommendation(
+            "generator", f"Refusal gate for the {backend} backend",
+            {f"{REF}.defences.gate": {backend: value}},
+            "Refuse when the best retrieval score is below a threshold calibrated per retrieval "
+            "backend on answerable and unanswerable questions.",
+            "the pipeline answers an unanswerable question from irrelevant context; the gate "
+            "value sits just above this case's top score (calibrate it on benign controls "
+            "before use)" if value is not None else
+            "the pipeline answers an unanswerable question; calibrate the gate on benign "
+            "controls")
+    return Recommendation(
+        "generator", "Grounding check (and a stronger model)",
+        {f"{REF}.defences.grounding": "refuse"},
+        "Verify that each answer is supported by the retrieved context and refuse otherwise; "
+        "consider a stronger generation model.",
+        "the case fails even with the gold evidence in hand: generation is at fault")
+
+
+_BY_CAUSE = {"chunker": _chunker, "retriever": _retriever, "corpus": _corpus,
+             "prompt": _prompt, "generator": _generator}
+
+
+def recommend(cause: str, facts: CaseFacts = CaseFacts()) -> Recommendation | None:
+    """The fix for ``cause`` (module docstring); None for ``undetermined``."""
+    make = _BY_CAUSE.get(cause)
+    return make(facts) if make is not None else None
+
+
+def top_fixes(recommendations: Sequence[dict[str, Any] | None], limit: int = 5
+              ) -> list[dict[str, Any]]:
+    """The distinct recommendations, most frequent first (ties by title), with ``cases``."""
+    import json
+
+    counts: dict[str, tuple[int, dict[str, Any]]] = {}
+    for rec in recommendations:
+        if not rec:
+            continue
+        key = json.dumps([rec["cause"], rec["title"], rec["config_patch"]], sort_keys=True,
+                         default=str)
+        n, _ = counts.get(key, (0, rec))
+        counts[key] = (n + 1, rec)
+    ranked = sorted(counts.values(), key=lambda x: (-x[0], x[1]["title"]))
+    return [{**rec, "cases": n} for n, rec in ranked[:limit]]

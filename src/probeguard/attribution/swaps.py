@@ -1,0 +1,178 @@
+"""The counterfactual swaps of attribution: for one failed case, the variations that change
+one component at a time, each merged into the case's own variation (so a probe's injected
+overlay, paraphrase or retrieval-only flag stays in place unless the swap is about it).
+
+| swap               | variation (merged into the case's)                                 | capability |
+|--------------------|--------------------------------------------------------------------|------------|
+| ``oracle_context`` | ``contexts`` = the gold evidence documents' texts, in evidence      | oracle_context |
+|                    | order; for an *abstain* case the empty context ``()`` (nothing to   |            |
+|                    | answer from); N/A when an answer case names no gold evidence found  |            |
+|                    | in the corpus                                                       |            |
+| ``whole_document`` | ``chunking="document"``                                             | chunking   |
+| ``better_retrieval``| ``retrieval = {mode: "hybrid", top_k: 2·k}`` (``query_expansion``  | retrieval  |
+|                    | too, where the pipeline offers defences)                            |            |
+| ``clean_corpus``   | no ``overlay``; ``exclude_doc_ids`` += the conflicting corpus       | mask (only |
+|                    | documents (``conflicting_docs``); N/A when there is nothing to      | when it    |
+|                    | remove                                                              | masks)     |
+| ``hardened_prompt``| ``prompt="hardened"`` (+ ``defences = {sanitise, spotlight}`` where | prompt_override |
+|                    | the pipeline offers defences)                                       |            |
+
+A swap whose variation needs a capability the pipeline lacks is *unsupported* (not run); one
+that has nothing to change is *not applicable*. Both carry the reason.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Iterable, Mapping, Sequence
+
+from probeguard.corpus.models import Document
+from probeguard.dataset.models import Case
+from probeguard.pipeline.base import Capability, RetrievedChunk, Variation
+
+__all__ = ["SWAPS", "SwapPlan", "CONFLICT_STATUSES", "conflicting_docs", "defences_supported",
+           "plan_swap", "plan_swaps"]
+
+SWAPS: tuple[str, ...] = ("oracle_context", "whole_document", "better_retrieval",
+                          "clean_corpus", "hardened_prompt")
+"""Every swap, in the order they are planned and reported."""
+
+CONFLICT_STATUSES = frozenset({"archived", "superseded", "draft", "deprecated", "obsolete"})
+"""``metadata["status"]`` values of documents that conflict with a current version."""
+
+_LINKS = ("supersedes", "superseded_by", "near_duplicate_of", "duplicate_of")
+
+
+@dataclass(frozen=True)
+class SwapPlan:
+    """One swap for one case: the variation to run, or why it is not run (``status`` is
+    ``run``, ``not_applicable`` or ``unsupported``)."""
+
+    name: str
+    status: str
+    variation: Variation | None = None
+    reason: str = ""
+    gold_doc_ids: tuple[str, ...] = ()
+    """For the oracle: the document behind each oracle context, in order."""
+    removed_doc_ids: tuple[str, ...] = ()
+    """For the clean corpus: the injected and masked documents."""
+
+
+def defences_supported(capabilities: Iterable[Capability]) -> bool:
+    """Whether the pipeline takes per-call defence overrides (``Variation.defences``)."""
+    cap = getattr(Capability, "DEFENCES", None)
+    return cap is not None and cap in frozenset(capabilities) and \
+        "defences" in Variation.model_fields
+
+
+def _linked(doc: Document) -> set[str]:
+    out: set[str] = set()
+    for key in _LINKS:
+        value = doc.metadata.get(key)
+        if isinstance(value, str):
+            out.add(value)
+        elif isinstance(value, (list, tuple)):
+            out.update(str(v) for v in value)
+    return out
+
+
+def _is_conflicting(doc: Document) -> bool:
+    status = str(doc.metadata.get("status", "")).lower()
+    return status in CONFLICT_STATUSES or bool(doc.metadata.get("superseded_by"))
+
+
+def conflicting_docs(case: Case, documents: Mapping[str, Document],
+                     retrieved: Sequence[RetrievedChunk] = (),
+                     named: Iterable[str] = ()) -> tuple[str, ...]:
+    """Corpus documents that compete with the gold evidence, to mask for a clean corpus:
+
+    * ``named``: documents a probe's evidence names (e.g. a premise's source);
+    * every non-gold corpus document *linked* to a gold document through ``supersedes``,
+      ``superseded_by``, ``near_duplicate_of`` or ``duplicate_of`` (in either direction)
+      whose status is archived/superseded/draft (``CONFLICT_STATUSES``) or that names a
+      ``superseded_by``;
+    * every retrieved non-gold corpus document with such a status.
+
+    Gold documents are never masked. Sorted ids."""
+    gold = set(case.expected.evidence_doc_ids)
+    out = {d for d in named if d in documents and d not in gold}
+    for g in gold:
+        doc = documents.get(g)
+        linked = _linked(doc) if doc is not None else set()
+        linked |= {i for i, d in documents.items() if g in _linked(d)}
+        out |= {i for i in linked if i not in gold and i in documents
+                and _is_conflicting(documents[i])}
+    for r in retrieved:
+        doc = documents.get(r.doc_id)
+        if doc is not None and r.doc_id not in gold and _is_conflicting(doc):
+            out.add(r.doc_id)
+    return tuple(sorted(out))
+
+
+def _fields(v: Variation) -> dict[str, Any]:
+    return {name: getattr(v, name) for name in Variation.model_fields}
+
+
+def _check(name: str, variation: Variation, capabilities: frozenset[Capability],
+           **kw: Any) -> SwapPlan:
+    missing = variation.required_capabilities() - capabilities
+    if missing:
+        return SwapPlan(name, "unsupported", reason="the pipeline lacks the capabilities "
+                        + ", ".join(sorted(str(m) for m in missing)))
+    return SwapPlan(name, "run", variation, **kw)
+
+
+def plan_swap(name: str, case: Case, *, documents: Mapping[str, Document],
+              capabilities: frozenset[Capability], top_k: int,
+              retrieved: Sequence[RetrievedChunk] = (),
+              named_conflicts: Iterable[str] = ()) -> SwapPlan:
+    """The swap ``name`` for ``case`` (rules in the module docstring)."""
+    base = _fields(case.variation)
+    defences = defences_supported(capabilities)
+    if name == "oracle_context":
+        if case.expected.mode == "abstain":
+            texts: tuple[str, ...] = ()
+            ids: tuple[str, ...] = ()
+        else:
+            found = [documents[d] for d in case.expected.evidence_doc_ids if d in documents]
+            if not found:
+                return SwapPlan(name, "not_applicable",
+                                reason="the case names no gold evidence document in the corpus")
+            texts, ids = tuple(d.text for d in found), tuple(d.id for d in found)
+        v = Variation(**{**base, "contexts": texts, "overlay": (), "exclude_doc_ids": (),
+                         "chunking": None, "retrieval": {}})
+        return _check(name, v, capabilities, gold_doc_ids=ids)
+    if name == "whole_document":
+        if case.variation.chunking == "document":
+            return SwapPlan(name, "not_applicable", reason="the case already uses whole documents")
+        return _check(name, Variation(**{**base, "chunking": "document"}), capabilities)
+    if name == "better_retrieval":
+        retrieval = {**case.variation.retrieval, "mode": "hybrid",
+                     "top_k": 2 * int(case.variation.retrieval.get("top_k", top_k))}
+        fields: dict[str, Any] = {**base, "retrieval": retrieval}
+        if defences:
+            fields["defences"] = {**base.get("defences", {}), "query_expansion": True}
+        return _check(name, Variation(**fields), capabilities)
+    if name == "clean_corpus":
+        masked = conflicting_docs(case, documents, retrieved, named_conflicts)
+        overlay = tuple(d.id for d in case.variation.overlay)
+        if not masked and not overlay:
+            return SwapPlan(name, "not_applicable",
+                            reason="no injected or conflicting document to remove")
+        v = Variation(**{**base, "overlay": (),
+                         "exclude_doc_ids": (*case.variation.exclude_doc_ids, *masked)})
+        return _check(name, v, capabilities, removed_doc_ids=tuple(sorted({*overlay, *masked})))
+    if name == "hardened_prompt":
+        if case.variation.retrieve_only:
+            return SwapPlan(name, "not_applicable",
+                            reason="the case reads retrieval only: the prompt cannot change it")
+        fields = {**base, "prompt": "hardened"}
+        if defences:
+            fields["defences"] = {**base.get("defences", {}), "sanitise": True, "spotlight": True}
+        return _check(name, Variation(**fields), capabilities)
+    raise ValueError(f"unknown swap {name!r} (known: {', '.join(SWAPS)})")
+
+
+def plan_swaps(case: Case, names: Sequence[str], **kw: Any) -> list[SwapPlan]:
+    """``plan_swap`` for each of ``names``."""
+    return [plan_swap(n, case, **kw) for n in names]
