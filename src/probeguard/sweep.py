@@ -20,8 +20,8 @@ from typing import Any, Callable, Sequence
 from probeguard.config.models import ScanConfig
 from probeguard.errors import InputError
 from probeguard.io import atomic_write_text
-from probeguard.log.models import CaseRecord, RunLog
-from probeguard.metrics.gate import gate_analysis, top_score
+from probeguard.log.models import RunLog
+from probeguard.metrics.gate import gate_analysis, gate_scores
 from probeguard.scan import ScanResult, load_inputs, scan
 
 BACKENDS = ("dense", "bm25", "hybrid")
@@ -108,23 +108,6 @@ def lookup(summary: dict[str, Any], path: str) -> Any:
             return None
         value = value[key]
     return value
-
-
-def gate_scores(records: Sequence[CaseRecord]) -> tuple[list[float], list[float]]:
-    """Top scores of answerable golden questions and of unanswerable questions (golden
-    ``abstain`` ones and probe cases expecting abstention), asked plainly (the default
-    variation), each distinct question once."""
-    answerable: dict[str, float] = {}
-    unanswerable: dict[str, float] = {}
-    for record in records:
-        case = record.case
-        if record.output is None or not case.variation.is_default():
-            continue
-        if case.expected.mode == "abstain":
-            unanswerable.setdefault(case.question, top_score(record.output))
-        elif case.probe == "golden" and case.expected.mode == "answer":
-            answerable.setdefault(case.question, top_score(record.output))
-    return list(answerable.values()), list(unanswerable.values())
 
 
 def compare_runs(runs: dict[str, RunLog], *, min_score: float | None = None) -> dict[str, Any]:

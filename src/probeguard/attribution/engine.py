@@ -43,6 +43,7 @@ from probeguard.attribution.swaps import SwapPlan, plan_swap
 from probeguard.corpus.models import Document
 from probeguard.dataset.models import Case
 from probeguard.log.models import (Attribution, CaseRecord, ProbeGroup, SwapOutcome, SwapRun)
+from probeguard.metrics.gate import best_gate, gate_scores
 from probeguard.metrics.golden import score_golden_record
 from probeguard.pipeline.base import Capability, PipelineOutput
 from probeguard.probes.base import JudgeContext, Probe, ProbeContext, group_records
@@ -181,8 +182,9 @@ def _combine(plans: Sequence[SwapPlan]) -> tuple[str, str]:
     return status, next(p.reason for p in plans if p.status == status)
 
 
-def _facts(failure: Failure, plans: Mapping[str, list[SwapPlan]], documents: Mapping[str, Document],
-           pipeline_config: Mapping[str, Any]) -> CaseFacts:
+def _facts(failure: Failure, plans: Mapping[str, list[SwapPlan]],
+           documents: Mapping[str, Document], pipeline_config: Mapping[str, Any],
+           calibrated_gate: Mapping[str, Any] | None = None) -> CaseFacts:
     record = failure.records[failure.roles[0]]
     case = record.case
     removed = [d for p in plans.get("clean_corpus", []) for d in p.removed_doc_ids]
@@ -197,7 +199,8 @@ def _facts(failure: Failure, plans: Mapping[str, list[SwapPlan]], documents: Map
     return CaseFacts(probe=failure.probe, attack_type=case.meta.get("attack_type"),
                      kind=str(kind) if kind else None, abstain=case.expected.mode == "abstain",
                      removed_statuses=statuses, top_score=max(scores) if scores else None,
-                     backend=backend, pipeline=pipeline_config)
+                     backend=backend, pipeline=pipeline_config,
+                     calibrated_gate=dict(calibrated_gate) if calibrated_gate else None)
 
 
 def attribute(records: Sequence[CaseRecord], groups: Sequence[ProbeGroup],
@@ -213,6 +216,9 @@ def attribute(records: Sequence[CaseRecord], groups: Sequence[ProbeGroup],
     pcfg = dict(pipeline_config or {})
     jctx = jctx or JudgeContext(probe=ctx)
     documents = {d.id: d for d in ctx.documents}
+    # The refusal gate a generator fix recommends is calibrated on the whole run: the top
+    # retrieval scores of answerable golden questions against unanswerable ones.
+    calibrated = best_gate(*gate_scores(records))
     failures = find_failures(records, groups, probes)
     chosen = failures[:config.max_cases] if config.enabled else []
     planned: list[dict[str, list[SwapPlan]]] = []
@@ -274,7 +280,7 @@ def attribute(records: Sequence[CaseRecord], groups: Sequence[ProbeGroup],
                                         removed_doc_ids=removed, judged=judged))
         observed = observe(failure.records[failure.roles[0]])
         decision = decide(outcomes, observed)
-        rec = recommend(decision.cause, _facts(failure, plans, documents, pcfg))
+        rec = recommend(decision.cause, _facts(failure, plans, documents, pcfg, calibrated))
         entries.append(Attribution(
             kind=failure.kind, probe=failure.probe, group=failure.group,  # type: ignore[arg-type]
             case_ids=[failure.records[r].case.id for r in failure.roles],

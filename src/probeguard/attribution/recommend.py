@@ -19,7 +19,9 @@ pipeline. The choice per cause:
   flagging;
 * **prompt** — the hardened prompt with spotlighting and the instruction sanitiser;
 * **generator** — an abstain case → a refusal gate calibrated for the retrieval backend
-  (``defences.gate``: just above the failing case's top retrieval score); otherwise the
+  (``defences.gate``: Youden's best threshold over the run's answerable vs unanswerable top
+  scores, ``metrics.gate.best_gate``; without one, just above the failing case's top
+  retrieval score); otherwise the
   grounding check (refuse unsupported answers) and a stronger model;
 * **undetermined** — none.
 """
@@ -69,6 +71,8 @@ class CaseFacts:
     backend: str | None = None
     pipeline: Mapping[str, Any] = field(default_factory=dict)
     """The reference pipeline's config (``ReferencePipelineConfig`` as JSON), when known."""
+    calibrated_gate: Mapping[str, Any] | None = None
+    """``metrics.gate.best_gate`` over the run (answerable vs unanswerable top scores)."""
 
 
 def _chunker(f: CaseFacts) -> Recommendation:
@@ -154,6 +158,17 @@ def _prompt(f: CaseFacts) -> Recommendation:
 def _generator(f: CaseFacts) -> Recommendation:
     if f.abstain:
         backend = f.backend or (f.pipeline.get("retriever") or {}).get("name") or "dense"
+        gate = f.calibrated_gate
+        if gate is not None and gate.get("youden_j", 0.0) > 0.0:
+            threshold = float(gate["min_score"])
+            return Recommendation(
+                "generator", f"Refusal gate for the {backend} backend",
+                {f"{REF}.defences.gate": {backend: threshold}},
+                "Refuse when the best retrieval score is below a threshold calibrated per "
+                "retrieval backend on answerable and unanswerable questions.",
+                f"calibrated on this run (Youden's J {gate['youden_j']:.2f}): refuses "
+                f"{_share(gate['abstention'])} of unanswerable and "
+                f"{_share(gate['false_refusal'])} of answerable golden questions")
         score = f.top_score
         value = (math.floor(score * 100 + 1) / 100) if score is not None and math.isfinite(
             score) else None
@@ -173,6 +188,11 @@ def _generator(f: CaseFacts) -> Recommendation:
         "Verify that each answer is supported by the retrieved context and refuse otherwise; "
         "consider a stronger generation model.",
         "the case fails even with the gold evidence in hand: generation is at fault")
+
+
+def _share(estimate: Mapping[str, Any]) -> str:
+    value = estimate.get("value")
+    return "n/a" if value is None or value != value else f"{value:.2f} (n={estimate['n']})"
 
 
 _BY_CAUSE = {"chunker": _chunker, "retriever": _retriever, "corpus": _corpus,

@@ -29,6 +29,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from probeguard.log.models import CaseRecord
 from probeguard.pipeline.base import PipelineOutput
 from probeguard.stats import wilson
 
@@ -122,3 +123,20 @@ def gate_analysis(answerable: Sequence[float], unanswerable: Sequence[float],
         "best_gate": best_gate(a, u),
     }
     return result
+
+
+def gate_scores(records: Sequence[CaseRecord]) -> tuple[list[float], list[float]]:
+    """Top scores of answerable golden questions and of unanswerable questions (golden
+    ``abstain`` ones and probe cases expecting abstention), asked plainly (the default
+    variation), each distinct question once."""
+    answerable: dict[str, float] = {}
+    unanswerable: dict[str, float] = {}
+    for record in records:
+        case = record.case
+        if record.output is None or not case.variation.is_default():
+            continue
+        if case.expected.mode == "abstain":
+            unanswerable.setdefault(case.question, top_score(record.output))
+        elif case.probe == "golden" and case.expected.mode == "answer":
+            answerable.setdefault(case.question, top_score(record.output))
+    return list(answerable.values()), list(unanswerable.values())
