@@ -38,7 +38,8 @@ from typing import Any, Mapping, Sequence
 
 from probeguard.attribution.config import AttributionConfig
 from probeguard.attribution.decide import CAUSES, Observed, decide
-from probeguard.attribution.recommend import CaseFacts, recommend, top_fixes
+from probeguard.attribution.recommend import (CaseFacts, recommend, top_fixes,
+                                              trusted_source_globs)
 from probeguard.attribution.swaps import SwapPlan, plan_swap
 from probeguard.corpus.models import Document
 from probeguard.dataset.models import Case
@@ -184,7 +185,8 @@ def _combine(plans: Sequence[SwapPlan]) -> tuple[str, str]:
 
 def _facts(failure: Failure, plans: Mapping[str, list[SwapPlan]],
            documents: Mapping[str, Document], pipeline_config: Mapping[str, Any],
-           calibrated_gate: Mapping[str, Any] | None = None) -> CaseFacts:
+           calibrated_gate: Mapping[str, Any] | None = None,
+           trusted_sources: tuple[str, ...] = ()) -> CaseFacts:
     record = failure.records[failure.roles[0]]
     case = record.case
     removed = [d for p in plans.get("clean_corpus", []) for d in p.removed_doc_ids]
@@ -200,7 +202,8 @@ def _facts(failure: Failure, plans: Mapping[str, list[SwapPlan]],
                      kind=str(kind) if kind else None, abstain=case.expected.mode == "abstain",
                      removed_statuses=statuses, top_score=max(scores) if scores else None,
                      backend=backend, pipeline=pipeline_config,
-                     calibrated_gate=dict(calibrated_gate) if calibrated_gate else None)
+                     calibrated_gate=dict(calibrated_gate) if calibrated_gate else None,
+                     trusted_sources=trusted_sources)
 
 
 def attribute(records: Sequence[CaseRecord], groups: Sequence[ProbeGroup],
@@ -219,6 +222,7 @@ def attribute(records: Sequence[CaseRecord], groups: Sequence[ProbeGroup],
     # The refusal gate a generator fix recommends is calibrated on the whole run: the top
     # retrieval scores of answerable golden questions against unanswerable ones.
     calibrated = best_gate(*gate_scores(records))
+    trusted = trusted_source_globs([d.source for d in ctx.documents])
     failures = find_failures(records, groups, probes)
     chosen = failures[:config.max_cases] if config.enabled else []
     planned: list[dict[str, list[SwapPlan]]] = []
@@ -280,7 +284,7 @@ def attribute(records: Sequence[CaseRecord], groups: Sequence[ProbeGroup],
                                         removed_doc_ids=removed, judged=judged))
         observed = observe(failure.records[failure.roles[0]])
         decision = decide(outcomes, observed)
-        rec = recommend(decision.cause, _facts(failure, plans, documents, pcfg, calibrated))
+        rec = recommend(decision.cause, _facts(failure, plans, documents, pcfg, calibrated, trusted))
         entries.append(Attribution(
             kind=failure.kind, probe=failure.probe, group=failure.group,  # type: ignore[arg-type]
             case_ids=[failure.records[r].case.id for r in failure.roles],

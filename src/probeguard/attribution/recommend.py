@@ -73,6 +73,24 @@ class CaseFacts:
     """The reference pipeline's config (``ReferencePipelineConfig`` as JSON), when known."""
     calibrated_gate: Mapping[str, Any] | None = None
     """``metrics.gate.best_gate`` over the run (answerable vs unanswerable top scores)."""
+    trusted_sources: tuple[str, ...] = ()
+    """Glob patterns of the scanned corpus's own sources (``trusted_source_globs``)."""
+
+
+def trusted_source_globs(sources: Sequence[str], limit: int = 10) -> tuple[str, ...]:
+    """Trust-tier patterns for the corpus the user vetted: ``*<file>:*`` for sources of the
+    loaders' ``<path>:<line>`` form (independent of where the file sits), the source itself
+    otherwise; sorted, at most ``limit`` (more distinct sources than that: none — tiers
+    should then come from document metadata)."""
+    import os
+
+    globs = set()
+    for source in sources:
+        if not source:
+            continue
+        path, _, line = source.rpartition(":")
+        globs.add(f"*{os.path.basename(path)}:*" if path and line.isdigit() else source)
+    return tuple(sorted(globs)) if len(globs) <= limit else ()
 
 
 def _chunker(f: CaseFacts) -> Recommendation:
@@ -117,9 +135,12 @@ def _retriever(f: CaseFacts) -> Recommendation:
 def _corpus(f: CaseFacts) -> Recommendation:
     statuses = {s.lower() for s in f.removed_statuses}
     if f.probe in ("prompt_hijack", "corpus_poisoning") or f.attack_type == "prompt_injection":
+        patch: dict[str, Any] = {f"{REF}.defences.default_trust": 0.25,
+                                 f"{REF}.defences.sanitise": True}
+        if f.trusted_sources:
+            patch[f"{REF}.defences.trust_tiers"] = {glob: 1.0 for glob in f.trusted_sources}
         return Recommendation(
-            "corpus", "Source trust tiers and instruction sanitising",
-            {f"{REF}.defences.default_trust": 0.25, f"{REF}.defences.sanitise": True},
+            "corpus", "Source trust tiers and instruction sanitising", patch,
             "Weight documents by provenance (vetted sources first, unknown sources demoted or "
             "dropped) and strip instruction-like sentences from retrieved text.",
             "removing the injected documents repairs the failure: untrusted content steers "
@@ -139,10 +160,11 @@ def _corpus(f: CaseFacts) -> Recommendation:
             "by status metadata).",
             "masking the archived version repairs the failure: an outdated document wins")
     return Recommendation(
-        "corpus", "Conflict detection", {f"{REF}.defences.conflict": "flag"},
-        "Flag (or refuse) answers when two retrieved documents disagree on a number or date, "
-        "and fix the conflicting source.",
-        "removing the conflicting documents repairs the failure")
+        "corpus", "Conflict detection", {f"{REF}.defences.conflict": "refuse"},
+        "Refuse (or flag for review) answers when two retrieved documents disagree on a number "
+        "or date, and fix the conflicting source.",
+        "removing the conflicting documents repairs the failure; refusing on a conflict trades "
+        "some answers for refusals (verify with probeguard fix)")
 
 
 def _prompt(f: CaseFacts) -> Recommendation:

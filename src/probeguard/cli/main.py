@@ -376,6 +376,77 @@ def eval_command(dataset: Path, out_dir: Path, config_path: Path | None, demo: b
         sys.exit(1)
 
 
+@cli.command(name="fix")
+@click.argument("run_dir", type=click.Path(path_type=Path))
+@click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=Path),
+              help="The scan's config file, instead of the one recorded in run.json (needed "
+                   "when the recorded one has redacted secrets).")
+@click.option("--combined", is_flag=True,
+              help="Also verify the fixes that help on their own, applied together.")
+@click.option("--patch", "patch_items", multiple=True, metavar="PATH=VALUE",
+              help="Also verify a fix of your own, e.g. "
+                   "'pipeline.reference.defences.gate={hybrid: 0.02}' (VALUE is YAML); "
+                   "repeatable, all together make one fix.")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
+              help="Folder for fix.json and fix.md (default RUN_DIR/fix).")
+@click.option("--no-cache", is_flag=True, help="Do not read or write the response cache.")
+@click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path),
+              help="Response cache folder (default: the scan's).")
+@click.option("--fail-on-unverified", is_flag=True,
+              help="Exit 1 when a fix that could be verified is not (for CI).")
+@click.option("--no-progress", is_flag=True, help="Hide the progress bar.")
+def fix_command(run_dir: Path, config_path: Path | None, combined: bool,
+                patch_items: tuple[str, ...], out_dir: Path | None, no_cache: bool,
+                cache_dir: Path | None, fail_on_unverified: bool, no_progress: bool) -> None:
+    """Verify the fixes a scan recommends: apply each to the reference pipeline's config,
+    re-run the failures it targets and the benign controls, and report the failure rate
+    before and after (Wilson intervals) and the new false refusals. Writes
+    OUT/fix.json and OUT/fix.md. Exit 0, 1 with --fail-on-unverified when a fix is not
+    verified, 2 on bad input."""
+    from probeguard.config.loading import load_config
+    from probeguard.fixes import parse_patch_option, verify_fixes
+    from probeguard.io import atomic_write_text
+    from probeguard.reports.fix_markdown import render_fix_markdown, short_estimate
+
+    out = out_dir or run_dir / "fix"
+    try:
+        patches = dict(parse_patch_option(item) for item in patch_items)
+        config = load_config(config_path) if config_path is not None else None
+        cache: Any = None if no_cache else (cache_dir if cache_dir is not None else "recorded")
+        with _progress_bar(disabled=no_progress) as progress:
+            result = verify_fixes(run_dir, config=config, combined=combined,
+                                  patches=patches or None, cache_dir=cache,
+                                  progress=lambda _fix, done, total: progress(done, total))
+    except ProbeGuardError as exc:
+        _fail(str(exc))
+        return
+    data = result.data
+    out.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(out / "fix.json", json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    atomic_write_text(out / "fix.md", render_fix_markdown(data))
+    click.echo(f"{data['failures']} failures, {data['attributed']} attributed; "
+               f"{len(data['fixes'])} fixes; {result.calls} pipeline calls, "
+               f"{result.cache_hits} cache hits")
+    for f in data["fixes"]:
+        click.echo(f"{f['id']:<9} {f['verdict']:<20} {f['title']}")
+        if "targeted" in f:
+            t, b = f["targeted"], f["benign"]
+            click.echo(f"{'':<9} targeted failures {short_estimate(t['before'])} -> "
+                       f"{short_estimate(t['after'])} ({t['repaired']}/{t['n']} repaired); "
+                       f"false refusal {short_estimate(b['false_refusal']['before'])} -> "
+                       f"{short_estimate(b['false_refusal']['after'])} "
+                       f"({len(b['new_false_refusals'])} new of {b['n']})")
+        else:
+            click.echo(f"{'':<9} {f['reason']}")
+    click.echo(f"report: {out / 'fix.md'}")
+    click.echo(f"results: {out / 'fix.json'}")
+    unverified = [f["id"] for f in data["fixes"]
+                  if f["verdict"] not in ("verified", "not_applicable")]
+    if fail_on_unverified and unverified:
+        click.echo("FAILED: fixes not verified: " + ", ".join(unverified), err=True)
+        sys.exit(1)
+
+
 @cli.command()
 def schema() -> None:
     """Print the JSON schema of run.json (the RunLog model)."""

@@ -44,6 +44,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Sequence
 
@@ -75,6 +76,10 @@ from probeguard.config.models import ReferencePipelineConfig
 
 ORACLE_DOC_ID = "oracle"
 RETRIEVAL_MODES = ("dense", "bm25", "hybrid")
+
+
+_DEFENCE_REPORT: ContextVar[dict[str, Any] | None] = ContextVar("defence_report", default=None)
+"""The defence report of the ``answer`` call in progress (``retrieve`` adds to it)."""
 
 
 def chunking_spec(name: str) -> dict[str, Any]:
@@ -206,9 +211,13 @@ class ReferencePipeline:
 
     def retrieve(self, question: str, variation: Variation | None = None) -> list[Hit]:
         """Retrieval (and re-ranking, and the retrieval-side defences) only, as ``answer``
-        would do it."""
+        does it: ``answer`` calls this method, so a subclass that overrides it (e.g. to
+        filter the overlay) changes what the generator sees. What the defences did is added
+        to the report of the ``answer`` call in progress, if any."""
         variation = variation or Variation()
-        return self._retrieve(question, variation, self.defences(variation), {})
+        report = _DEFENCE_REPORT.get()
+        return self._retrieve(question, variation, self.defences(variation),
+                              report if report is not None else {})
 
     def _retrieve(self, question: str, variation: Variation, defences: DefencesConfig,
                   report: dict[str, Any]) -> list[Hit]:
@@ -263,7 +272,11 @@ class ReferencePipeline:
             retrieved = [RetrievedChunk(chunk_id=c.chunk_id, doc_id=ORACLE_DOC_ID, text=c.text,
                                         rank=i + 1) for i, c in enumerate(contexts)]
         else:
-            hits = self._retrieve(question, variation, defences, report)
+            token = _DEFENCE_REPORT.set(report)
+            try:
+                hits = self.retrieve(question, variation)
+            finally:
+                _DEFENCE_REPORT.reset(token)
             contexts = [Context(chunk_id=h.chunk.id, text=h.chunk.text, title=h.chunk.title)
                         for h in hits]
             retrieved = [RetrievedChunk(chunk_id=h.chunk.id, doc_id=h.chunk.doc_id,
