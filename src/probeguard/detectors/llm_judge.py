@@ -33,11 +33,11 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-import threading
 from typing import Any, Literal, Sequence
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from probeguard.asyncio_sync import run_sync
 from probeguard.detectors.claims import AtomicClaim
 from probeguard.detectors.judges import (NAN, Judgment, Relevance, Verdict, as_contexts,
                                          claim_texts)
@@ -287,22 +287,4 @@ class LlmJudge:
             finally:
                 await self.generator.aclose()
 
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            return asyncio.run(run())
-        out: list[Any] = []
-        err: list[BaseException] = []
-
-        def target() -> None:
-            try:
-                out.append(asyncio.run(run()))
-            except BaseException as exc:  # re-raised in the caller's thread
-                err.append(exc)
-
-        worker = threading.Thread(target=target, name="probeguard-llm-judge")
-        worker.start()
-        worker.join()
-        if err:
-            raise err[0]
-        return out[0]
+        return run_sync(run, thread_name="probeguard-llm-judge")

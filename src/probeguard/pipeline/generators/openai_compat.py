@@ -31,6 +31,7 @@ import threading
 from typing import Any, Sequence
 from urllib.parse import urlsplit
 
+from probeguard.asyncio_sync import run_sync
 from probeguard.errors import PipelineCallError
 from probeguard.pipeline.base import Usage
 from probeguard.pipeline.generators.base import Context, Generation, Generator
@@ -188,25 +189,7 @@ class OpenAICompatibleGenerator(Generator):
             finally:
                 await self.aclose()
 
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            return asyncio.run(run())
-        result: list[Generation] = []
-        error: list[BaseException] = []
-
-        def target() -> None:
-            try:
-                result.append(asyncio.run(run()))
-            except BaseException as exc:  # re-raised in the caller's thread
-                error.append(exc)
-
-        worker = threading.Thread(target=target, name="probeguard-openai-generate")
-        worker.start()
-        worker.join()
-        if error:
-            raise error[0]
-        return result[0]
+        return run_sync(run, thread_name="probeguard-openai-generate")
 
     async def agenerate(self, question: str, contexts: Sequence[Context],
                         prompt: PromptTemplate) -> Generation:
