@@ -116,6 +116,11 @@ def scan(demo: bool, config_path: Path | None, out_dir: Path | None, resume: boo
         value = fcs["value"]
         click.echo(f"  FCS {'n/a' if value is None or value != value else f'{value:.3f}'}; "
                    f"adversarial failure rate {fcs['adversarial_failure_rate']:.3f}")
+    attribution = result.run.summary.get("attribution")
+    if attribution and attribution.get("failures"):
+        causes = ", ".join(f"{cause} {n}" for cause, n in attribution["causes"].items() if n)
+        click.echo(f"  causes of {attribution['attributed']} attributed failures: {causes}; "
+                   f"verify the fixes with: probeguard fix {result.out_dir}")
     click.echo(f"report: {result.report_path}")
     click.echo(f"run log: {result.run_path}")
 
