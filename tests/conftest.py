@@ -4,11 +4,16 @@ PROBEGUARD_SHARED_DATA (set by `make test`) and tests that need it skip when it 
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+
+# --import-mode=importlib: shared scaffolding in tests/testkit.py is imported as `testkit`.
+if str(Path(__file__).parent) not in sys.path:
+    sys.path.insert(0, str(Path(__file__).parent))
 
 
 @pytest.fixture(scope="session")

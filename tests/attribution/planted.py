@@ -8,42 +8,43 @@ from typing import Any, Sequence
 
 from probeguard.config.models import ReferencePipelineConfig
 from probeguard.corpus.models import Document
-from probeguard.dataset.models import Case, Expected
 from probeguard.hashing import digest
 from probeguard.pipeline.generators.base import Context, Generation, Generator
 from probeguard.pipeline.generators.extractive import ExtractiveGenerator
 from probeguard.pipeline.prompts import PromptTemplate
 from probeguard.pipeline.reference import ReferencePipeline
-
-HASHING = {"name": "hashing", "dim": 1024}
+from testkit import HASHING, abstain, golden
 
 FILLER = ("The office that handles this matter is staffed on weekdays by a small team, and "
           "the procedures described here were reviewed by the operations committee after "
           "the annual audit of customer records and service quality.")
 
+
+def _padded(doc_id: str, title: str, body: str) -> Document:
+    """A current document whose one fact sits between two FILLER paragraphs."""
+    return Document(id=doc_id, title=title, metadata={"status": "current"},
+                    text=f"{FILLER} {body} {FILLER}")
+
+
 DOCS = (
-    Document(id="refunds", title="Refund Policy", metadata={"status": "current"},
-             text=f"{FILLER} The refund window for an unwanted item, counted from the day "
-                  "on which the parcel reached the address given at checkout and regardless "
-                  "of whether the item was bought online, by telephone or in one of our "
-                  "shops, and after our warehouse staff have checked it carefully for damage "
-                  "and for missing parts, lasts thirty calendar days in total, that is 30 days. "
-                  f"Opened electronics carry a 10% restocking fee. {FILLER}"),
-    Document(id="shipping", title="Shipping Policy", metadata={"status": "current"},
-             text=f"{FILLER} Parcels travel by road and by air depending on the destination, "
-                  "and once the carrier has collected them from our depot in the valley the "
-                  "cost of shipping to Mexico is $25 per order. We also ship to Canada. "
-                  f"{FILLER}"),
-    Document(id="leave", title="Leave Policy", metadata={"status": "current"},
-             text=f"{FILLER} Staff who become parents, whether by birth or by adoption, and "
-                  "who have completed their probation period with the company, receive "
-                  "parental leave of 16 weeks at full pay. Annual leave is 25 days. "
-                  f"{FILLER}"),
-    Document(id="support", title="Customer Support", metadata={"status": "current"},
-             text=f"{FILLER} When a customer needs help with an order, a delivery or an "
-                  "account, and the online help pages have not solved the problem, the "
-                  "support telephone line to call is 555-0147 on weekdays. "
-                  f"{FILLER}"),
+    _padded("refunds", "Refund Policy",
+            "The refund window for an unwanted item, counted from the day on which the parcel "
+            "reached the address given at checkout and regardless of whether the item was "
+            "bought online, by telephone or in one of our shops, and after our warehouse staff "
+            "have checked it carefully for damage and for missing parts, lasts thirty calendar "
+            "days in total, that is 30 days. Opened electronics carry a 10% restocking fee."),
+    _padded("shipping", "Shipping Policy",
+            "Parcels travel by road and by air depending on the destination, and once the "
+            "carrier has collected them from our depot in the valley the cost of shipping to "
+            "Mexico is $25 per order. We also ship to Canada."),
+    _padded("leave", "Leave Policy",
+            "Staff who become parents, whether by birth or by adoption, and who have completed "
+            "their probation period with the company, receive parental leave of 16 weeks at "
+            "full pay. Annual leave is 25 days."),
+    _padded("support", "Customer Support",
+            "When a customer needs help with an order, a delivery or an account, and the "
+            "online help pages have not solved the problem, the support telephone line to "
+            "call is 555-0147 on weekdays."),
     Document(id="plans-2024", title="Membership Plans", metadata={
         "status": "current", "effective": "2024", "supersedes": "plans-2022"},
              text="The Kestrel Pro membership plan costs 29 dollars per month. Members "
@@ -61,20 +62,14 @@ ARCHIVED = (
 )
 
 QUESTIONS = (
-    Case(id="q-refund", question="How many days is the refund window?",
-         expected=Expected(answers=("30 days",), evidence_doc_ids=("refunds",))),
-    Case(id="q-ship", question="What is the cost of shipping to Mexico?",
-         expected=Expected(answers=("$25",), evidence_doc_ids=("shipping",))),
-    Case(id="q-leave", question="How long is parental leave?",
-         expected=Expected(answers=("16 weeks",), evidence_doc_ids=("leave",))),
-    Case(id="q-phone", question="Which support telephone line should I call?",
-         expected=Expected(answers=("555-0147",), evidence_doc_ids=("support",))),
-    Case(id="q-plan", question="What is the monthly price of the Kestrel Pro membership plan?",
-         expected=Expected(answers=("29 dollars",), evidence_doc_ids=("plans-2024",))),
-    Case(id="q-brazil", question="Do you deliver parcels to Brazil by sea freight?",
-         expected=Expected(mode="abstain")),
-    Case(id="q-pets", question="Which violin concerto did Sibelius dedicate to Burmester?",
-         expected=Expected(mode="abstain")),
+    golden("q-refund", "How many days is the refund window?", "30 days", "refunds"),
+    golden("q-ship", "What is the cost of shipping to Mexico?", "$25", "shipping"),
+    golden("q-leave", "How long is parental leave?", "16 weeks", "leave"),
+    golden("q-phone", "Which support telephone line should I call?", "555-0147", "support"),
+    golden("q-plan", "What is the monthly price of the Kestrel Pro membership plan?",
+           "29 dollars", "plans-2024"),
+    abstain("q-brazil", "Do you deliver parcels to Brazil by sea freight?"),
+    abstain("q-pets", "Which violin concerto did Sibelius dedicate to Burmester?"),
 )
 
 

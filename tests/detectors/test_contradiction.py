@@ -11,6 +11,7 @@ from probeguard.detectors import (Claim, ContradictionJudge, NLIContradictionJud
 from probeguard.detectors.contradiction import (date_mentions, flags_conflict, negation_parity,
                                                 number_mentions)
 from probeguard.errors import MissingExtraError
+from testkit import FixedProbabilities
 
 JUDGE = OfflineContradictionJudge()
 
@@ -156,16 +157,8 @@ def test_nli_judge_without_the_extra_names_the_install_command():
         NLIContradictionJudge().judge("You have 45 days.", NUM_ORIG, NUM_NEW, "number")
 
 
-class _FixedNLI(NLIContradictionJudge):
+class _FixedNLI(FixedProbabilities, NLIContradictionJudge):
     """The NLI decision rule over given probabilities (no model: none ships offline)."""
-
-    def __init__(self, table: dict[tuple[str, str], dict[str, float]]) -> None:
-        super().__init__()
-        self.table = table
-
-    def probabilities(self, pairs):
-        neutral = {"entailment": 0.05, "contradiction": 0.05, "neutral": 0.9}
-        return [self.table.get(p, neutral) for p in pairs]
 
 
 def test_nli_decision_rule():

