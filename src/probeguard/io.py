@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import math
 import os
 import tempfile
 from pathlib import Path
+from typing import Any
 
 
 def atomic_write_text(path: str | Path, text: str, *, fsync: bool = True) -> Path:
@@ -25,3 +27,15 @@ def atomic_write_text(path: str | Path, text: str, *, fsync: bool = True) -> Pat
         Path(tmp).unlink(missing_ok=True)
         raise
     return path
+
+
+def json_safe(value: Any) -> Any:
+    """``value`` with every NaN/inf float replaced by None (JSON has no NaN; pydantic writes
+    ``run.json`` the same way), recursively through dicts, lists and tuples."""
+    if isinstance(value, float):
+        return None if not math.isfinite(value) else value
+    if isinstance(value, dict):
+        return {k: json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_safe(v) for v in value]
+    return value

@@ -12,14 +12,13 @@ the configured gate's false-refusal and abstention rates, and the best gate's.
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from probeguard.config.models import ScanConfig
 from probeguard.errors import InputError
-from probeguard.io import atomic_write_text
+from probeguard.io import atomic_write_text, json_safe
 from probeguard.log.models import RunLog
 from probeguard.metrics.gate import gate_analysis, gate_scores
 from probeguard.scan import ScanResult, load_inputs, scan
@@ -89,7 +88,7 @@ def sweep_backends(config: ScanConfig, out_dir: str | Path, *,
         step = (lambda done, total, b=backend: progress(b, done, total)) if progress else None
         runs[backend] = scan(backend_config(config, backend, min_score), out / backend,
                              progress=step, inputs=inputs)
-    comparison = _json_safe(compare_runs({b: r.run for b, r in runs.items()},
+    comparison = json_safe(compare_runs({b: r.run for b, r in runs.items()},
                                          min_score=min_score))
     out.mkdir(parents=True, exist_ok=True)
     atomic_write_text(out / COMPARISON_JSON,
@@ -133,14 +132,3 @@ def compare_runs(runs: dict[str, RunLog], *, min_score: float | None = None) -> 
         "gate": gates,
         "cases": {b: run.stats.cases for b, run in runs.items()},
     }
-
-
-def _json_safe(value: Any) -> Any:
-    """NaN and infinities as null (as pydantic writes run.json), recursively."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {k: _json_safe(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_json_safe(v) for v in value]
-    return value

@@ -13,6 +13,14 @@ from functools import lru_cache
 
 _WORD = re.compile(r"\w+(?:[.,'’-]\w+)*", re.UNICODE)
 
+CITATION_MARKER = re.compile(r"\s*\[\d{1,3}(?:\s*,\s*\d{1,3})*\]")
+"""A ``[n]`` / ``[n, m]`` citation marker (with the whitespace before it)."""
+
+
+def strip_citations(answer: str) -> str:
+    """The answer without citation markers, whitespace collapsed."""
+    return " ".join(CITATION_MARKER.sub("", answer).split())
+
 
 def sentence_spans(text: str) -> list[tuple[int, int]]:
     """Character spans ``(start, end)`` of the sentences of ``text``, in order, trimmed of

@@ -11,7 +11,7 @@ from probeguard.config.models import JudgeConfig, Thresholds
 from probeguard.detectors.judges import Consensus, PositionSwap
 from probeguard.detectors.offline_judge import OfflineJudge
 from probeguard.evaluation.judging import build_judges
-from probeguard.evaluation.run import json_safe
+from probeguard.io import json_safe
 from probeguard.evaluation.standard import METRICS, score_standard
 from probeguard.evaluation.summary import summarize_values
 from probeguard.evaluation.thresholds import check_thresholds, parse_threshold

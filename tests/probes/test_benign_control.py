@@ -96,6 +96,7 @@ def test_golden_and_planted_cases():
 def test_planted_facts_are_absent_from_the_corpus(seed):
     for docs, questions in ((DOCS, QUESTIONS), demo_corpus()):
         cases = BenignControl(planted=3).generate(context(seed, docs, questions))
+        assert any(c.meta["kind"] == "planted" for c in cases)
         corpus = "\n".join(f"{d.title}\n{d.text}" for d in docs).lower()
         for case in (c for c in cases if c.meta["kind"] == "planted"):
             assert case.meta["fact"].lower() not in corpus

@@ -46,9 +46,9 @@ from probeguard.dataset.models import Case
 from probeguard.log.models import (Attribution, CaseRecord, ProbeGroup, SwapOutcome, SwapRun)
 from probeguard.metrics.gate import best_gate, gate_scores
 from probeguard.metrics.golden import score_golden_record
-from probeguard.pipeline.base import Capability, PipelineOutput
+from probeguard.pipeline.base import ORACLE_DOC_ID, Capability, PipelineOutput
 from probeguard.probes.base import JudgeContext, Probe, ProbeContext, group_records
-from probeguard.text import content_words
+from probeguard.text import CITATION_MARKER, content_words
 
 __all__ = ["AttributionResult", "Failure", "SUPPORT", "attribute", "failing_roles",
            "find_failures", "observe", "summarize_attribution"]
@@ -56,9 +56,7 @@ __all__ = ["AttributionResult", "Failure", "SUPPORT", "attribute", "failing_role
 SUPPORT = 0.75
 """Least share of the answer's content words found in the contexts for it to be supported."""
 
-_CITATION = re.compile(r"\[\d{1,3}(?:\s*,\s*\d{1,3})*\]")
 _CONTROLS = re.compile(r"^(clean|original|control|document|clean_rerun_\d+|.*_clean)$")
-_ORACLE_DOC = "oracle"
 
 
 @dataclass
@@ -126,7 +124,7 @@ def observe(record: CaseRecord) -> Observed:
     docs = [r.doc_id for r in out.retrieved]
     gold = (any(d in exp.evidence_doc_ids for d in docs)
             if exp.evidence_doc_ids and docs else None)
-    words = content_words(_CITATION.sub(" ", out.answer))
+    words = content_words(CITATION_MARKER.sub(" ", out.answer))
     supported = None
     if words and out.retrieved and not out.refused:
         vocab = set(content_words(" ".join(r.text for r in out.retrieved)))
@@ -153,7 +151,7 @@ def _relabel_oracle(record: CaseRecord, gold: Sequence[str]) -> CaseRecord:
     if out is None or not gold:
         return record
     retrieved = [r.model_copy(update={"doc_id": gold[i]})
-                 if r.doc_id == _ORACLE_DOC and i < len(gold) else r
+                 if r.doc_id == ORACLE_DOC_ID and i < len(gold) else r
                  for i, r in enumerate(sorted(out.retrieved, key=lambda r: r.rank))]
     return record.model_copy(update={"output": out.model_copy(update={"retrieved": retrieved})})
 

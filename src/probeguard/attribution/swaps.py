@@ -29,16 +29,18 @@ from typing import Any, Iterable, Mapping, Sequence
 from probeguard.corpus.models import Document
 from probeguard.dataset.models import Case
 from probeguard.pipeline.base import Capability, RetrievedChunk, Variation
+from probeguard.pipeline.defences.archive import OUTDATED_STATUSES
 
 __all__ = ["SWAPS", "SwapPlan", "CONFLICT_STATUSES", "conflicting_docs", "defences_supported",
-           "plan_swap", "plan_swaps"]
+           "plan_swap"]
 
 SWAPS: tuple[str, ...] = ("oracle_context", "whole_document", "better_retrieval",
                           "clean_corpus", "hardened_prompt")
 """Every swap, in the order they are planned and reported."""
 
-CONFLICT_STATUSES = frozenset({"archived", "superseded", "draft", "deprecated", "obsolete"})
-"""``metadata["status"]`` values of documents that conflict with a current version."""
+CONFLICT_STATUSES = OUTDATED_STATUSES
+"""``metadata["status"]`` values of documents that conflict with a current version (the
+ones the ``demote_archived`` defence ranks down)."""
 
 _LINKS = ("supersedes", "superseded_by", "near_duplicate_of", "duplicate_of")
 
@@ -60,9 +62,7 @@ class SwapPlan:
 
 def defences_supported(capabilities: Iterable[Capability]) -> bool:
     """Whether the pipeline takes per-call defence overrides (``Variation.defences``)."""
-    cap = getattr(Capability, "DEFENCES", None)
-    return cap is not None and cap in frozenset(capabilities) and \
-        "defences" in Variation.model_fields
+    return Capability.DEFENCES in frozenset(capabilities)
 
 
 def _linked(doc: Document) -> set[str]:
@@ -171,8 +171,3 @@ def plan_swap(name: str, case: Case, *, documents: Mapping[str, Document],
             fields["defences"] = {**base.get("defences", {}), "sanitise": True, "spotlight": True}
         return _check(name, Variation(**fields), capabilities)
     raise ValueError(f"unknown swap {name!r} (known: {', '.join(SWAPS)})")
-
-
-def plan_swaps(case: Case, names: Sequence[str], **kw: Any) -> list[SwapPlan]:
-    """``plan_swap`` for each of ``names``."""
-    return [plan_swap(n, case, **kw) for n in names]

@@ -247,7 +247,7 @@ def bench_poisonedrag(data_dir: Path | None, backends: str, generators: str, emb
     attack success rate per backend and generator, against the paper's figure."""
     from probeguard.bench.poisonedrag import (data_files, default_data_dir, render_table,
                                               run_poisonedrag)
-    from probeguard.io import atomic_write_text
+    from probeguard.io import atomic_write_text, json_safe
 
     root = data_dir or default_data_dir()
     missing = [p for p in data_files(root) if not p.is_file()]
@@ -271,7 +271,8 @@ def bench_poisonedrag(data_dir: Path | None, backends: str, generators: str, emb
     table = render_table(result)
     atomic_write_text(out_dir / "bench.md", table)
     atomic_write_text(out_dir / "bench.json",
-                      json.dumps(result.to_json(), indent=2, ensure_ascii=False) + "\n")
+                      json.dumps(json_safe(result.to_json()), indent=2, ensure_ascii=False,
+                                 allow_nan=False) + "\n")
     click.echo(table)
     calls = sum(r.calls for r in result.rows)
     hits = sum(r.cache_hits for r in result.rows)

@@ -46,15 +46,14 @@ from probeguard.errors import InputError
 __all__ = ["ATTACK_TYPES", "TYPE_MODES", "attack_type", "load_attack_cases",
            "validate_attack_case"]
 
-ATTACK_TYPES: tuple[str, ...] = ("lexical_mismatch", "entity_collision", "temporal_conflict",
-                                 "false_premise", "unanswerable", "distractor", "citation_trap")
-"""The attack types, in report order."""
-
 TYPE_MODES: dict[str, str] = {
     "lexical_mismatch": "answer", "entity_collision": "answer", "temporal_conflict": "answer",
     "false_premise": "correct_premise", "unanswerable": "abstain", "distractor": "answer",
     "citation_trap": "answer"}
-"""The one expected mode each type admits."""
+"""The one expected mode each type admits (in report order)."""
+
+ATTACK_TYPES: tuple[str, ...] = tuple(TYPE_MODES)
+"""The attack types, in report order."""
 
 
 def attack_type(case: Case) -> str | None:

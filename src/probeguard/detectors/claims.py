@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from probeguard.pipeline.prompts import looks_like_refusal
-from probeguard.text import sentence_spans, words
+from probeguard.text import CITATION_MARKER, sentence_spans, words
 
 __all__ = ["AtomicClaim", "clause_spans", "decompose", "factual", "is_hedge", "subject_of", "VERBISH"]
 
@@ -65,7 +65,6 @@ found sit sits lay lays set sets carry carries become known born died
 _VERB_WINDOW = 4
 _PRONOUN_SUBJECTS = frozenset({"it", "they", "he", "she", "this", "these", "those"})
 _POSSESSIVES = frozenset({"its", "their", "his", "her"})
-_CITATION = re.compile(r"\s*\[\d{1,3}(?:\s*,\s*\d{1,3})*\]")
 _CUT = re.compile(r";\s*|,?\s+(?:and|but|while|whereas)\s+", re.IGNORECASE)
 _HEDGE = re.compile(
     r"\b(i(?:'m| am) not (?:sure|certain)|as an ai|i (?:cannot|can't|can not) "
@@ -148,14 +147,14 @@ def clause_spans(sentence: str) -> list[tuple[int, int]]:
 
 
 def _tidy(text: str) -> str:
-    text = " ".join(_CITATION.sub("", text).split()).strip(" ,;")
+    text = " ".join(CITATION_MARKER.sub("", text).split()).strip(" ,;")
     if text and text[-1] not in ".!?":
         text += "."
     return text[:1].upper() + text[1:] if text else text
 
 
 def _cited(text: str) -> tuple[int, ...]:
-    return tuple(int(n) for m in _CITATION.finditer(text)
+    return tuple(int(n) for m in CITATION_MARKER.finditer(text)
                  for n in re.findall(r"\d+", m.group(0)))
 
 

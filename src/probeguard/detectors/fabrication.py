@@ -51,7 +51,7 @@ from typing import Sequence
 from probeguard.corpus.models import Document
 from probeguard.pipeline.base import PipelineOutput, RetrievedChunk
 from probeguard.pipeline.prompts import looks_like_refusal
-from probeguard.text import content_words, sentence_spans, words
+from probeguard.text import CITATION_MARKER, content_words, sentence_spans, words
 
 __all__ = ["ATTACK_PATTERNS", "CorpusIndex", "Quotation", "VERSION", "attack_phrases",
            "find_quotation", "is_refusal"]
@@ -59,7 +59,6 @@ __all__ = ["ATTACK_PATTERNS", "CorpusIndex", "Quotation", "VERSION", "attack_phr
 VERSION = 1
 """Bumped whenever a rule here changes (probes record it in their evidence)."""
 
-_CITATION = re.compile(r"\s*\[\d{1,3}(?:\s*,\s*\d{1,3})*\]")
 _MIN_PIECE = 3
 _TOKEN = re.compile(r"\w+")
 _MIN_OVERLAP_WORDS = 3
@@ -213,7 +212,7 @@ class Quotation:
 
 def _pieces(answer: str) -> list[str]:
     out: list[str] = []
-    for part in _CITATION.split(answer):
+    for part in CITATION_MARKER.split(answer):
         out += [part[s:e] for s, e in sentence_spans(part)]
     return [p for p in (" ".join(x.split()) for x in out) if len(p) >= _MIN_PIECE]
 

@@ -28,12 +28,12 @@ from probeguard.evaluation.records import EvalRecord, load_eval_records
 from probeguard.evaluation.standard import METRICS, score_standard, unscored
 from probeguard.evaluation.summary import summarize_values
 from probeguard.evaluation.thresholds import check_thresholds
-from probeguard.io import atomic_write_text
+from probeguard.io import atomic_write_text, json_safe
 from probeguard.log.models import CaseRecord
 from probeguard.pipeline.base import Pipeline
 from probeguard.pipeline.generators.base import Context
 
-__all__ = ["EVAL_JSON", "EVAL_MD", "EvalResult", "evaluate", "json_safe"]
+__all__ = ["EVAL_JSON", "EVAL_MD", "EvalResult", "evaluate"]
 
 EVAL_JSON = "eval.json"
 EVAL_MD = "eval.md"
@@ -57,17 +57,6 @@ class EvalResult:
     @property
     def report_path(self) -> Path:
         return self.out_dir / EVAL_MD
-
-
-def json_safe(value: Any) -> Any:
-    """``value`` with every NaN/inf float replaced by None (JSON has no NaN)."""
-    if isinstance(value, float):
-        return None if math.isnan(value) or math.isinf(value) else value
-    if isinstance(value, dict):
-        return {k: json_safe(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [json_safe(v) for v in value]
-    return value
 
 
 def _pipeline_for(config: ScanConfig) -> Pipeline:

@@ -414,7 +414,7 @@ def verify_fixes(run_dir: str | Path, *, config: ScanConfig | None = None,
     ``patches``: also a user-written patch (dotted paths → values); ``cache_dir``: the
     response cache (``"recorded"``: the scan's; None: none). Raises ``InputError`` on a bad
     run directory, a changed corpus or pipeline, or a bad user patch."""
-    from probeguard.evaluation.run import json_safe
+    from probeguard.io import json_safe
 
     run = load_run(run_dir)
     fixes = collect_fixes(run)

@@ -97,7 +97,7 @@ def score_golden_standard(record: CaseRecord, judges: "Judges") -> dict[str, Any
                            ground_truth=exp.answers[0], golds=exp.answers, relevance=relevance)
     data = score.as_dict()
     data.pop("judgment")
-    from probeguard.evaluation.run import json_safe
+    from probeguard.io import json_safe
 
     return json_safe(data)
 

@@ -38,10 +38,11 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
 from probeguard.dataset.models import Expected
+from probeguard.detectors.fabrication import is_refusal
 from probeguard.metrics.retrieval import first_relevant_rank, recall_of
 from probeguard.pipeline.base import PipelineOutput
 from probeguard.pipeline.prompts import looks_like_refusal
-from probeguard.text import contains_answer
+from probeguard.text import contains_answer, strip_citations
 
 __all__ = ["LAYERS", "LayerScores", "answer_layer", "cited_doc_ids", "citation_layer",
            "is_refusal", "retrieval_layer", "score_layers"]
@@ -75,16 +76,6 @@ class LayerScores:
                 "pass": self.passed}
 
 
-def is_refusal(output: PipelineOutput) -> bool:
-    """The pipeline declined: its ``refused`` flag, or an answer that reads as a refusal
-    (``looks_like_refusal``: empty, or a refusal phrase)."""
-    return output.refused or looks_like_refusal(output.answer)
-
-
-def _strip_citations(answer: str) -> str:
-    from probeguard.probes.prompt_hijack import strip_citations
-
-    return strip_citations(answer)
 
 
 def retrieval_layer(ranked_doc_ids: Sequence[str], evidence: Sequence[str], k: int
@@ -155,7 +146,7 @@ def score_layers(expected: Expected, output: PipelineOutput | None, *, k: int,
         ranked = [r.doc_id for r in sorted(output.retrieved, key=lambda r: r.rank)]
         retrieval, info = retrieval_layer(ranked, expected.evidence_doc_ids, k)
         detail.update(info)
-        answer, info = answer_layer(_strip_citations(output.answer), expected, refused=refused)
+        answer, info = answer_layer(strip_citations(output.answer), expected, refused=refused)
         detail.update(info)
         if expected.evidence_doc_ids and not refused:
             docs, unknown = cited_doc_ids(output, chunk_docs)

@@ -32,6 +32,10 @@ from pydantic import (BaseModel, ConfigDict, Field, SerializerFunctionWrapHandle
 from probeguard.corpus.models import Document
 
 
+ORACLE_DOC_ID = "oracle"
+"""The document id of oracle contexts (``Variation.contexts``) in a pipeline's output."""
+
+
 class Capability(StrEnum):
     OVERLAY = "overlay"
     MASK = "mask"

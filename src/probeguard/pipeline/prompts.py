@@ -18,6 +18,7 @@ from dataclasses import dataclass, replace
 from typing import Sequence
 
 from probeguard.hashing import digest
+from probeguard.text import CITATION_MARKER
 
 REFUSAL_TEXT = "I don't know: the provided context does not contain the answer."
 
@@ -101,15 +102,12 @@ def resolve_prompt(spec: str | None, default: PromptTemplate = DEFAULT) -> Promp
     return PromptTemplate(name="custom-" + digest(spec)[:8], system=default.system, user=spec)
 
 
-_CITATION = re.compile(r"\[(\d{1,3}(?:\s*,\s*\d{1,3})*)\]")
-
-
 def parse_citations(text: str, chunk_ids: Sequence[str]) -> tuple[str, ...]:
     """Chunk ids cited by ``[n]`` / ``[n, m]`` markers (1-based), in first-cited order;
     numbers outside 1..len(chunk_ids) are ignored."""
     seen: list[str] = []
-    for match in _CITATION.finditer(text):
-        for num in match.group(1).split(","):
+    for match in CITATION_MARKER.finditer(text):
+        for num in re.findall(r"\d+", match.group(0)):
             i = int(num) - 1
             if 0 <= i < len(chunk_ids) and chunk_ids[i] not in seen:
                 seen.append(chunk_ids[i])

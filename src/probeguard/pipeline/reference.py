@@ -53,8 +53,8 @@ from probeguard.corpus.chunkers import make_chunker
 from probeguard.corpus.chunking_base import Chunker
 from probeguard.corpus.models import Chunk, Document, corpus_fingerprint
 from probeguard.hashing import digest
-from probeguard.pipeline.base import (Capability, PipelineOutput, RetrievedChunk, Usage,
-                                      Variation, check_capabilities)
+from probeguard.pipeline.base import (ORACLE_DOC_ID, Capability, PipelineOutput, RetrievedChunk,
+                                      Usage, Variation, check_capabilities)
 from probeguard.pipeline.defences.archive import demote_archived
 from probeguard.pipeline.defences.config import DefencesConfig
 from probeguard.pipeline.defences.conflict import conflicts, touches
@@ -74,7 +74,6 @@ from probeguard.pipeline.retrievers.base import Hit, Retriever, SearchRequest
 from probeguard.pipeline.retrievers.factory import make_retriever
 from probeguard.config.models import ReferencePipelineConfig
 
-ORACLE_DOC_ID = "oracle"
 RETRIEVAL_MODES = ("dense", "bm25", "hybrid")
 
 

@@ -131,7 +131,7 @@ from probeguard.probes.corpus_contradiction import (Evidence, locate_evidence,
 from probeguard.probes.mutations import Mutation, mutate_date, mutate_number
 from probeguard.probes.prompt_hijack import (SourceFinder, topic_of, find_canary,
                                              relevant_sentences)
-from probeguard.stats import bootstrap_mean, wilson
+from probeguard.stats import bootstrap_mean, proportion, wilson
 from probeguard.text import contains_answer, normalize_answer
 
 __all__ = ["BYSTANDER_PREFIX", "CLEAN_ROLE", "CorpusPoisoning", "OUTCOMES", "SIGNAL_KINDS",
@@ -628,7 +628,7 @@ def _result(outcome: str, reason: str, **fields: Any) -> dict[str, Any]:
 
 
 def _rate(flags: Sequence[bool]) -> dict[str, Any]:
-    return wilson(sum(1 for f in flags if f), len(flags)).model_dump()
+    return proportion(flags).model_dump()
 
 
 def _rates(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:

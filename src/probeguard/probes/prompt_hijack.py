@@ -109,8 +109,9 @@ from probeguard.pipeline.base import Capability, PipelineOutput, Variation
 from probeguard.pipeline.prompts import looks_like_refusal
 from probeguard.probes.base import (JudgeContext, Probe, ProbeContext, ProbeVerdict,
                                     count_setting, names_setting, probe, question_groups)
-from probeguard.stats import bootstrap_mean, wilson
-from probeguard.text import contains_answer, content_words, sentence_spans
+from probeguard.stats import bootstrap_mean, proportion, wilson
+from probeguard.text import (CITATION_MARKER, contains_answer, content_words,
+                             sentence_spans, strip_citations)
 
 __all__ = ["CONTROL_ROLE", "OUTCOMES", "PromptHijack", "STYLES", "SourceFinder", "canary_token",
            "control_document", "find_canary", "hijack_document", "quotes_only",
@@ -122,7 +123,6 @@ OUTCOMES = ("canary", "deviation", "displaced", "held", "unscored")
 CONTROL_ROLE = "control"
 CLEAN_ROLE = "clean"
 SOURCE = "probe:prompt_hijack"
-_CITATION = re.compile(r"\s*\[\d{1,3}(?:\s*,\s*\d{1,3})*\]")
 _NOT_ALNUM = re.compile(r"[^0-9a-z]+")
 _TOPIC_WORDS = 6
 
@@ -141,11 +141,6 @@ def find_canary(answer: str, canary: str) -> bool:
     token = _NOT_ALNUM.sub("", canary.lower())
     core = token[2:] if token.startswith("pg") and len(token) > 2 else token
     return bool(token) and (token in squeezed or core in squeezed)
-
-
-def strip_citations(answer: str) -> str:
-    """The answer without ``[n]`` / ``[n, m]`` citation markers, whitespace collapsed."""
-    return " ".join(_CITATION.sub("", answer).split())
 
 
 def _question_text(question: str) -> str:
@@ -526,7 +521,7 @@ def quotes_only(out: PipelineOutput) -> bool:
     (whitespace collapsed) of one of the retrieved chunks: an extractive answer, which
     repeats text and cannot follow an instruction. Parts shorter than 3 characters
     (punctuation between markers) are ignored; an answer with no part is not a quote."""
-    parts = [" ".join(p.split()) for p in _CITATION.split(out.answer)]
+    parts = [" ".join(p.split()) for p in CITATION_MARKER.split(out.answer)]
     parts = [p for p in parts if len(p) >= 3]
     if not parts or not out.retrieved:
         return False
@@ -555,4 +550,4 @@ def _round(value: float | None) -> float | None:
 
 
 def _rate(flags: Sequence[bool]) -> dict[str, Any]:
-    return wilson(sum(1 for f in flags if f), len(flags)).model_dump()
+    return proportion(flags).model_dump()

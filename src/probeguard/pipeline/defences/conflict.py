@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from probeguard.pipeline.base import RetrievedChunk
+from probeguard.pipeline.base import ORACLE_DOC_ID, RetrievedChunk
 from probeguard.text import sentence_spans
 
 __all__ = ["POLARITY_REASON", "conflicts", "touches"]
@@ -28,8 +28,6 @@ POLARITY_REASON = "the context states the opposite polarity"
 
 
 def _source(chunk: RetrievedChunk) -> str:
-    from probeguard.pipeline.reference import ORACLE_DOC_ID
-
     return chunk.chunk_id if chunk.doc_id == ORACLE_DOC_ID else chunk.doc_id
 
 
