@@ -29,7 +29,7 @@ A metric with nothing to score is NaN with its reason and counts as unscored (ne
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Sequence
 
 from probeguard.detectors.claims import decompose, factual
@@ -61,8 +61,6 @@ class StandardScore:
     """Rows of ``judgment`` that are answer claims (the rest are ground-truth claims)."""
     precision_source: str
     """``reference`` (labels or gold ids), ``judge`` or ``none`` (no contexts)."""
-    error: str = ""
-    extra: dict[str, Any] = field(default_factory=dict)
 
     @property
     def faithfulness(self) -> FaithfulnessResult:
@@ -74,10 +72,10 @@ class StandardScore:
     def as_dict(self) -> dict[str, Any]:
         """JSON form: each metric's value (null when NaN), n, unscored, reason, detail; the
         faithfulness findings under ``claims``; the judgment matrix."""
-        return {"metrics": {k: self.metrics[k].as_dict() for k in METRICS},
-                "precision_source": self.precision_source,
-                "claims": [f.as_dict() for f in self.faithfulness.findings],
-                "judgment": self.judgment.as_dict(), **self.extra}
+        metrics = {k: self.metrics[k].as_dict() for k in METRICS}
+        claims = metrics["faithfulness"].pop("claims", [])  # written once, below
+        return {"metrics": metrics, "precision_source": self.precision_source,
+                "claims": claims, "judgment": self.judgment.as_dict()}
 
 
 def split_judgment(judgment: Judgment, rows: int) -> tuple[Judgment, Judgment]:

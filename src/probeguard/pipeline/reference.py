@@ -44,6 +44,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
+from collections import ChainMap
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Sequence
@@ -254,7 +255,9 @@ class ReferencePipeline:
                  defences: DefencesConfig, report: dict[str, Any]) -> list[Hit]:
         """Trust tiers, then archived-document demotion, then near-duplicate suppression."""
         if defences.trust_tiers or defences.default_trust != 1.0:
-            sources = {**self._sources, **{d.id: d.source for d in variation.overlay}}
+            # the corpus's sources, with the call's overlay on top (no per-call copy)
+            sources = (ChainMap({d.id: d.source for d in variation.overlay}, self._sources)
+                       if variation.overlay else self._sources)
             hits, report["trust"] = apply_trust(hits, sources, defences.trust_tiers,
                                                 defences.default_trust, defences.trust_field)
         if defences.demote_archived:
