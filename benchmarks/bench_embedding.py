@@ -1,7 +1,7 @@
 """Embedding throughput: all-MiniLM-L6-v2 (int8 ONNX) vs hashed TF-IDF, on realistic text.
 
 Texts: the demo corpus (``probeguard/demo/data/corpus.jsonl``) split into sentences with
-``probeguard.text.split_sentences``; every window of 1–4 consecutive sentences of one document
+``probeguard.nlp.text.split_sentences``; every window of 1–4 consecutive sentences of one document
 is a candidate passage, and a seeded ``numpy.random.Generator`` picks ``--docs`` distinct ones
 (default 500), so that no text repeats and the embedder's cache cannot help.
 
@@ -37,7 +37,7 @@ SEED = 20240611
 
 def demo_passages(n: int, seed: int = SEED, max_sentences: int = 4) -> list[str]:
     """``n`` distinct passages of 1–``max_sentences`` consecutive demo-corpus sentences."""
-    from probeguard.text import split_sentences
+    from probeguard.nlp.text import split_sentences
 
     data = importlib.resources.files("probeguard.demo").joinpath("data", "corpus.jsonl")
     candidates: list[str] = []
@@ -58,8 +58,8 @@ def demo_passages(n: int, seed: int = SEED, max_sentences: int = 4) -> list[str]
 
 
 def run(n_docs: int = 500, rounds: int = 3, threads: int | None = None) -> None:
-    from probeguard.pipeline.embedders.hashing import HashingTfidfEmbedder
-    from probeguard.pipeline.embedders.minilm import MiniLMOnnxEmbedder, model_files
+    from probeguard.models.embedders.hashing import HashingTfidfEmbedder
+    from probeguard.models.embedders.minilm import MiniLMOnnxEmbedder, model_files
 
     start = time.perf_counter()
     minilm = MiniLMOnnxEmbedder(cache_size=0, threads=threads)

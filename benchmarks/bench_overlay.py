@@ -41,7 +41,7 @@ from benchmarks._common import report
 from benchmarks.bench_retrieval import (SEED, ProjectedHashingEmbedder, SyntheticCorpus,
                                         _size_label, make_corpus, make_queries, paired_medians,
                                         parse_sizes)
-from probeguard.corpus.models import Chunk, Document
+from probeguard.core.documents import Chunk, Document
 from probeguard.pipeline.retrievers.base import Hit, Retriever, SearchRequest
 
 K = 10

@@ -38,8 +38,8 @@ from typing import Any, Callable, Iterable, Sequence
 import numpy as np
 
 from benchmarks._common import report
-from probeguard.corpus.models import Chunk, Document
-from probeguard.pipeline.embedders.base import Embedder
+from probeguard.core.documents import Chunk, Document
+from probeguard.models.embedders.base import Embedder
 
 SEED = 20240611
 VOCAB_SIZE = 50_000
@@ -145,7 +145,7 @@ class ProjectedHashingEmbedder(Embedder):
     name = "hashing-projected"
 
     def __init__(self, dim: int = DENSE_DIM, source_dim: int = 512, seed: int = SEED) -> None:
-        from probeguard.pipeline.embedders.hashing import HashingTfidfEmbedder
+        from probeguard.models.embedders.hashing import HashingTfidfEmbedder
 
         self.dim = dim
         self.inner: Embedder = HashingTfidfEmbedder(dim=source_dim, ngram=(1, 2))

@@ -44,7 +44,7 @@ def _free_port() -> int:
 
 
 def run(cases: int = 1280, concurrency: int = 32, delay_s: float = 0.05) -> float:
-    from probeguard.dataset.models import Case
+    from probeguard.core.cases import Case
     from probeguard.pipeline.adapters.http import HttpPipeline
     from probeguard.runner.executor import Runner, RunnerConfig
 

@@ -14,18 +14,18 @@ from typing import Any, Awaitable, Callable, Sequence, TypeVar
 import pytest
 from aiohttp import web
 
-from probeguard.config.models import ReferencePipelineConfig
+from probeguard.pipeline.config import ReferencePipelineConfig
 from probeguard.corpus.loaders import load_corpus
-from probeguard.corpus.models import Document
+from probeguard.core.documents import Document
 from probeguard.corpus.questions import load_questions
-from probeguard.dataset.models import Case, Expected
-from probeguard.log.models import CaseError, CaseRecord
-from probeguard.pipeline.base import Capability, RetrievedChunk
-from probeguard.pipeline.generators.base import Context
+from probeguard.core.cases import Case, Expected
+from probeguard.core.records import CaseError, CaseRecord
+from probeguard.core.pipeline import Capability, RetrievedChunk
+from probeguard.core.pipeline import Context
 from probeguard.pipeline.reference import ReferencePipeline
 from probeguard.probes import JudgeContext, ProbeContext, group_records
 from probeguard.runner.executor import Runner, RunnerConfig
-from probeguard.scan import demo_data_dir
+from probeguard.engine.scan import demo_data_dir
 
 F = TypeVar("F", bound=Callable[..., Any])
 

@@ -9,14 +9,12 @@ The public API lives here; everything else is internal and may change.
 
 from probeguard._version import __version__
 from probeguard.config import ScanConfig, load_config
-from probeguard.corpus import Chunk, Document, corpus_fingerprint
-from probeguard.dataset import Case, Expected
-from probeguard.errors import (InputError, MissingExtraError, PipelineCallError, ProbeGuardError,
-                               UnsupportedCapabilityError)
-from probeguard.log import CaseRecord, RunLog
-from probeguard.pipeline.base import (Capability, Pipeline, PipelineOutput, RetrievedChunk,
-                                      Variation)
-from probeguard.stats import Estimate, wilson
+from probeguard.core import (Capability, Case, CaseRecord, Chunk, Document, Estimate, Expected,
+                             InputError, MissingExtraError, Pipeline, PipelineCallError,
+                             PipelineOutput, ProbeGuardError, RetrievedChunk,
+                             UnsupportedCapabilityError, Variation, corpus_fingerprint)
+from probeguard.core.records import RunLog
+from probeguard.stats import wilson
 
 __all__ = [
     "__version__",
@@ -30,15 +28,15 @@ __all__ = [
 
 def __getattr__(name: str):  # lazy: importing probeguard stays light
     if name == "scan":
-        from probeguard.scan import scan
+        from probeguard.engine.scan import scan
 
         return scan
     if name in ("evaluate", "load_eval_records"):
-        from probeguard import evaluation
+        from probeguard.engine import evaluate
 
-        return getattr(evaluation, name)
+        return getattr(evaluate, name)
     if name == "sweep_backends":
-        from probeguard.sweep import sweep_backends
+        from probeguard.engine.sweep import sweep_backends
 
         return sweep_backends
     if name == "ReferencePipeline":

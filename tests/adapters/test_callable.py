@@ -7,10 +7,10 @@ import textwrap
 
 import pytest
 
-from probeguard.dataset.models import Case
-from probeguard.errors import InputError, PipelineCallError, UnsupportedCapabilityError
+from probeguard.core.cases import Case
+from probeguard.core.errors import InputError, PipelineCallError, UnsupportedCapabilityError
 from probeguard.pipeline.adapters import CallablePipeline
-from probeguard.pipeline.base import Capability, PipelineOutput, RetrievedChunk, Variation
+from probeguard.core.pipeline import Capability, PipelineOutput, RetrievedChunk, Variation
 from probeguard.runner import Runner, RunnerConfig
 
 

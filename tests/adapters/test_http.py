@@ -14,11 +14,11 @@ from typing import Iterator
 import pytest
 from aiohttp import web
 
-from probeguard.dataset.models import Case
-from probeguard.errors import InputError, PipelineCallError
+from probeguard.core.cases import Case
+from probeguard.core.errors import InputError, PipelineCallError
 from probeguard.pipeline.adapters import HttpPipeline
 from probeguard.pipeline.adapters.http import parse_retry_after, redact_url
-from probeguard.pipeline.base import Capability, Variation
+from probeguard.core.pipeline import Capability, Variation
 from probeguard.runner import RetryPolicy, Runner, RunnerConfig
 
 SECRET = "s3cret-token-value"

@@ -6,12 +6,13 @@ from __future__ import annotations
 import re
 from typing import Any, Sequence
 
-from probeguard.config.models import ReferencePipelineConfig
-from probeguard.corpus.models import Document
-from probeguard.hashing import digest
-from probeguard.pipeline.generators.base import Context, Generation, Generator
-from probeguard.pipeline.generators.extractive import ExtractiveGenerator
-from probeguard.pipeline.prompts import PromptTemplate
+from probeguard.pipeline.config import ReferencePipelineConfig
+from probeguard.core.documents import Document
+from probeguard.core.hashing import digest
+from probeguard.core.pipeline import Context
+from probeguard.models.generators.base import Generation, Generator
+from probeguard.models.generators.extractive import ExtractiveGenerator
+from probeguard.models.prompts import PromptTemplate
 from probeguard.pipeline.reference import ReferencePipeline
 from testkit import HASHING, abstain, golden
 

@@ -13,12 +13,12 @@ from planted import DOCS, QUESTIONS, IgnoresContext, Planted, config  # noqa: E4
 
 from probeguard.attribution import AttributionConfig, attribute, failing_roles  # noqa: E402
 from probeguard.config.models import ScanConfig  # noqa: E402
-from probeguard.log.models import RunLog  # noqa: E402
+from probeguard.core.records import RunLog  # noqa: E402
 from probeguard.metrics.golden import score_golden_record  # noqa: E402
-from probeguard.pipeline.base import PipelineOutput, RetrievedChunk  # noqa: E402
+from probeguard.core.pipeline import PipelineOutput, RetrievedChunk  # noqa: E402
 from probeguard.probes.evaluate import probe_context  # noqa: E402
 from probeguard.runner.executor import Runner  # noqa: E402
-from probeguard.scan import scan  # noqa: E402
+from probeguard.engine.scan import scan  # noqa: E402
 
 
 def scan_cfg(**attribution):
@@ -88,8 +88,8 @@ def test_black_box_attributes_from_what_is_observable():
 
 def test_failing_roles_follow_the_probe_evidence():
     by_role = {"clean": None, "direct": None, "hidden_in_relevant": None}
-    from probeguard.log.models import CaseRecord
-    from probeguard.dataset.models import Case
+    from probeguard.core.records import CaseRecord
+    from probeguard.core.cases import Case
 
     rec = CaseRecord(case=Case(id="x", question="q?"), call_key="k",
                      output=PipelineOutput(answer="a"))

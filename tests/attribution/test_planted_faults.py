@@ -17,7 +17,7 @@ from planted import (ARCHIVED, DOCS, QUESTIONS, IgnoresContext, ObeysInstruction
                      Planted, config)
 
 from probeguard.config.models import ScanConfig  # noqa: E402
-from probeguard.scan import scan  # noqa: E402
+from probeguard.engine.scan import scan  # noqa: E402
 
 # name, pipeline factory, corpus, probes, causes that name the planted component
 PLANTED = [

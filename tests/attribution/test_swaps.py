@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from probeguard.attribution.swaps import SWAPS, conflicting_docs, plan_swap
-from probeguard.corpus.models import Document
-from probeguard.dataset.models import Case, Expected
-from probeguard.pipeline.base import Capability, RetrievedChunk, Variation
+from probeguard.core.documents import Document
+from probeguard.core.cases import Case, Expected
+from probeguard.core.pipeline import Capability, RetrievedChunk, Variation
 
 DOCS = {d.id: d for d in (
     Document(id="cur", text="Plan costs 29 dollars.", metadata={"status": "current",

@@ -1,4 +1,4 @@
-"""Fix verification (``probeguard.fixes``): a real scan of the demo corpus (hashing embedder,
+"""Fix verification (``probeguard.engine.fixes``): a real scan of the demo corpus (hashing embedder,
 extractive generator, prompt_hijack with one style and benign_control), then every
 recommended fix and a deliberately bad one re-run through the real runner."""
 
@@ -10,11 +10,11 @@ import shutil
 import pytest
 
 from probeguard.config.models import ScanConfig
-from probeguard.errors import InputError
-from probeguard.fixes import (FixCounts, apply_patch, collect_fixes, decide_fix, load_run,
+from probeguard.core.errors import InputError
+from probeguard.engine.fixes import (FixCounts, apply_patch, collect_fixes, decide_fix, load_run,
                               merge_patches, parse_patch_option, verify_fixes)
-from probeguard.log.models import RunLog
-from probeguard.scan import scan
+from probeguard.core.records import RunLog
+from probeguard.engine.scan import scan
 
 GATE_ALL = {"pipeline.reference.defences.gate": {"hybrid": 0.5}}
 

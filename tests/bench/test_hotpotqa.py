@@ -8,10 +8,10 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from probeguard.bench.hotpotqa import build_inputs
+from probeguard.engine.bench.hotpotqa import build_inputs
 from probeguard.cli.main import cli
 from probeguard.dataset.halueval import load_halueval_qa, split_paragraphs
-from probeguard.errors import InputError
+from probeguard.core.errors import InputError
 
 
 def test_split_at_the_glued_seam():

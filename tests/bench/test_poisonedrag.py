@@ -12,14 +12,14 @@ import math
 import pytest
 from click.testing import CliRunner
 
-from probeguard.bench.poisonedrag import (BACKENDS, PoisonTarget, build_cases, build_corpus,
+from probeguard.engine.bench.poisonedrag import (BACKENDS, PoisonTarget, build_cases, build_corpus,
                                           load_nq_open_oracle, load_poisonedrag,
                                           load_targets, match_targets, poison_doc_id,
                                           question_key, render_table, run_poisonedrag,
                                           summarize)
 from probeguard.cli.main import cli
-from probeguard.errors import InputError
-from probeguard.text import contains_answer
+from probeguard.core.errors import InputError
+from probeguard.nlp.text import contains_answer
 
 ORACLE_ROW = {"question": "who got the first nobel prize in physics",
               "answers": ["Wilhelm Conrad Röntgen"],

@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from probeguard.cli.main import cli
 from probeguard.config.models import ScanConfig
-from probeguard.scan import scan
+from probeguard.engine.scan import scan
 
 GATE = "pipeline.reference.defences.gate={hybrid: 0.5}"
 

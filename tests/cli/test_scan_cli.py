@@ -9,8 +9,8 @@ import pytest
 from click.testing import CliRunner
 
 from probeguard.cli.main import cli
-from probeguard.config.models import ALL_PROBES
-from probeguard.log.models import RunLog
+from probeguard.probes.config import ALL_PROBES
+from probeguard.core.records import RunLog
 
 
 @pytest.fixture(scope="module")

@@ -3,7 +3,7 @@ from pathlib import Path
 import pytest
 
 from probeguard.config import load_config
-from probeguard.errors import InputError
+from probeguard.core.errors import InputError
 
 
 def write(tmp_path: Path, text: str) -> Path:

@@ -21,7 +21,7 @@ def test_truncation_happens_before_escaping():
 def test_report_shows_escaped_pipeline_name_outside_a_code_span():
     # Regression: the escaped name sat inside backticks, where Markdown shows the escapes
     # literally ("my\_rag") and an escaped backtick still closes the span.
-    from probeguard.log.models import RunLog
+    from probeguard.core.records import RunLog
     from probeguard.reports.markdown import render_markdown
 
     run = RunLog(probeguard_version="0", config={}, pipeline_name="app:my_rag`x",
@@ -31,7 +31,7 @@ def test_report_shows_escaped_pipeline_name_outside_a_code_span():
 
 
 def test_per_style_breakdowns_become_escaped_tables():
-    from probeguard.log.models import RunLog
+    from probeguard.core.records import RunLog
     from probeguard.reports.markdown import render_markdown
     from probeguard.stats import wilson
 

@@ -9,8 +9,8 @@ import textwrap
 import pytest
 
 from probeguard.config import load_config
-from probeguard.errors import InputError
-from probeguard.scan import scan
+from probeguard.core.errors import InputError
+from probeguard.engine.scan import scan
 
 CORPUS = [
     {"id": "refunds", "title": "Refunds", "text": "Items can be returned within 30 days."},

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from probeguard.config.models import ScanConfig
-from probeguard.errors import InputError
-from probeguard.sweep import BACKENDS, COMPARISON_JSON, COMPARISON_MD, lookup, sweep_backends
+from probeguard.core.errors import InputError
+from probeguard.engine.sweep import BACKENDS, COMPARISON_JSON, COMPARISON_MD, lookup, sweep_backends
 
 FAST = {"embedder": {"name": "hashing", "dim": 1024}}
 

@@ -16,10 +16,10 @@ from probeguard.corpus.chunkers import (
     TokenWindowChunker,
     make_chunker,
 )
-from probeguard.corpus.models import Chunk, Document
+from probeguard.core.documents import Chunk, Document
 from probeguard.corpus.tokenizer import RegexWordTokenizer, get_tokenizer
-from probeguard.errors import MissingExtraError
-from probeguard.text import sentence_spans
+from probeguard.core.errors import MissingExtraError
+from probeguard.nlp.text import sentence_spans
 
 TOKENIZERS = ["regex", "wordpiece"]
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from probeguard.corpus.loaders import documents_to_jsonl, load_corpus, markdown_title
-from probeguard.corpus.models import Document, corpus_fingerprint
-from probeguard.errors import InputError
+from probeguard.core.documents import Document, corpus_fingerprint
+from probeguard.core.errors import InputError
 
 
 def write(path: Path, text: str | bytes) -> Path:

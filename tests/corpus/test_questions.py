@@ -9,8 +9,8 @@ import pytest
 
 from probeguard.corpus import load_questions as exported
 from probeguard.corpus.questions import MODES, load_questions, question_id
-from probeguard.dataset.models import Case, Expected
-from probeguard.errors import InputError
+from probeguard.core.cases import Case, Expected
+from probeguard.core.errors import InputError
 
 
 def write(path: Path, text: str) -> Path:

@@ -14,7 +14,7 @@ from probeguard.corpus.tokenizer import (
     resolve_tokenizer_name,
     wordpiece_tokenizer_path,
 )
-from probeguard.errors import MissingExtraError
+from probeguard.core.errors import MissingExtraError
 
 
 def test_wordpiece_spans_cover_full_text_without_specials() -> None:

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from probeguard.text import contains_answer, normalize_answer, split_sentences, words
+from probeguard.nlp.text import contains_answer, normalize_answer, split_sentences, words
 
 DOC_KEYS = {"id", "title", "text", "metadata"}
 QUESTION_KEYS = {"id", "question", "answers", "evidence_doc_ids", "mode", "tags"}
@@ -267,8 +267,8 @@ def test_rows_fit_the_shared_models(docs: dict[str, dict[str, Any]],
                                     questions: list[dict[str, Any]]) -> None:
     """The shapes match ``Document`` and ``Expected`` (extra="forbid"), so loaders can pass
     the rows straight through."""
-    from probeguard.corpus.models import Document
-    from probeguard.dataset.models import Expected
+    from probeguard.core.documents import Document
+    from probeguard.core.cases import Expected
 
     for doc in docs.values():
         assert Document(**doc).id == doc["id"]

@@ -10,7 +10,7 @@ from probeguard.detectors import (Claim, ContradictionJudge, NLIContradictionJud
                                   OfflineContradictionJudge, make_contradiction_judge)
 from probeguard.detectors.contradiction import (date_mentions, flags_conflict, negation_parity,
                                                 number_mentions)
-from probeguard.errors import MissingExtraError
+from probeguard.core.errors import MissingExtraError
 from testkit import FixedProbabilities
 
 JUDGE = OfflineContradictionJudge()

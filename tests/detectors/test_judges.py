@@ -21,8 +21,8 @@ from probeguard.detectors.judges import (Consensus, Judge, Judgment, PositionSwa
 from probeguard.detectors.llm_judge import PROMPT_VERSION, ClaimReply, LlmJudge, parse_reply
 from probeguard.detectors.nli_judge import NliJudge
 from probeguard.detectors.offline_judge import OfflineJudge
-from probeguard.errors import MissingExtraError
-from probeguard.pipeline.generators.base import Context
+from probeguard.core.errors import MissingExtraError
+from probeguard.core.pipeline import Context
 from testkit import (REFUND, SPEED, FixedProbabilities, completion, needs_smollm2,
                      start_chat_server)
 
@@ -399,8 +399,8 @@ def test_parse_reply_is_strict():
 def test_llm_judge_backed_by_local_smollm2():
     # A real model behind a real OpenAI-compatible server: whatever SmolLM2-135M answers,
     # every cell ends as a verdict or as unscored with a reason — never dropped.
-    from probeguard.pipeline.generators.llama_cpp import LlamaCppGenerator
-    from probeguard.pipeline.prompts import PromptTemplate
+    from probeguard.models.generators.llama_cpp import LlamaCppGenerator
+    from probeguard.models.prompts import PromptTemplate
 
     gen = LlamaCppGenerator(threads=1, max_tokens=96)
 

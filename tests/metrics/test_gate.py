@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from probeguard.metrics.gate import (SATURATION_SPREAD, auroc, best_gate, gate_analysis,
                                      gate_rates, top_score)
-from probeguard.pipeline.base import PipelineOutput, RetrievedChunk
+from probeguard.core.pipeline import PipelineOutput, RetrievedChunk
 
 
 def brute_auroc(pos: list[float], neg: list[float]) -> float:

@@ -8,7 +8,7 @@ import math
 
 import pytest
 
-from probeguard.config.models import ReferencePipelineConfig
+from probeguard.pipeline.config import ReferencePipelineConfig
 from probeguard.corpus.loaders import load_corpus
 from probeguard.corpus.questions import load_questions
 from probeguard.detectors.claims import decompose, factual
@@ -18,9 +18,9 @@ from probeguard.metrics.judged import (answer_relevancy, answer_relevancy_offlin
                                        context_precision, context_recall, context_statements,
                                        contextual_relevancy, faithfulness, relevance_from_gold,
                                        relevance_from_judgment)
-from probeguard.pipeline.generators.base import Context
+from probeguard.core.pipeline import Context
 from probeguard.pipeline.reference import ReferencePipeline
-from probeguard.scan import demo_data_dir
+from probeguard.engine.scan import demo_data_dir
 from testkit import REFUND, SPEED
 
 JUDGE = OfflineJudge()

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from probeguard.dataset.models import Expected
+from probeguard.core.cases import Expected
 from probeguard.metrics.layers import (LAYERS, answer_layer, cited_doc_ids, citation_layer,
                                        is_refusal, retrieval_layer, score_layers)
-from probeguard.pipeline.base import PipelineOutput, RetrievedChunk
-from probeguard.pipeline.prompts import REFUSAL_TEXT
+from probeguard.core.pipeline import PipelineOutput, RetrievedChunk
+from probeguard.models.prompts import REFUSAL_TEXT
 
 
 def chunk(doc: str, rank: int, i: int = 0) -> RetrievedChunk:

@@ -14,7 +14,7 @@ from probeguard.metrics.lexical import (containment, contains_answer, exact_matc
 def _char_f1(prediction: str, gold: str) -> float:
     """The mistake this module must not make: SQuAD's F1 over the characters of the
     normalised strings (``Counter`` of an unsplit string)."""
-    from probeguard.text import normalize_answer
+    from probeguard.nlp.text import normalize_answer
 
     p, g = normalize_answer(prediction), normalize_answer(gold)
     same = sum((Counter(p) & Counter(g)).values())

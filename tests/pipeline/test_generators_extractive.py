@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import pytest
 
-from probeguard.hashing import digest
-from probeguard.pipeline.generators.base import Context, Generator
-from probeguard.pipeline.generators.extractive import ExtractiveGenerator, stem, support_scores
-from probeguard.pipeline.generators.factory import make_generator
-from probeguard.pipeline.prompts import DEFAULT, HARDENED, REFUSAL_TEXT, parse_citations
+from probeguard.core.hashing import digest
+from probeguard.core.pipeline import Context
+from probeguard.models.generators.base import Generator
+from probeguard.models.generators.extractive import ExtractiveGenerator, stem, support_scores
+from probeguard.models.generators.factory import make_generator
+from probeguard.models.prompts import DEFAULT, HARDENED, REFUSAL_TEXT, parse_citations
 
 CONTEXTS = [
     Context("paris#0-70", "Paris is the capital of France. It has many museums, e.g. the Louvre."),
@@ -21,7 +22,7 @@ CONTEXTS = [
 
 
 def _split(text: str) -> list[str]:
-    from probeguard.text import split_sentences
+    from probeguard.nlp.text import split_sentences
 
     return split_sentences(text)
 

@@ -10,13 +10,13 @@ from typing import Iterator
 
 import pytest
 
-from probeguard.errors import MissingExtraError
-from probeguard.hashing import digest
-from probeguard.pipeline.generators.base import Context
-from probeguard.pipeline.generators.factory import make_generator
-from probeguard.pipeline.generators.llama_cpp import (LlamaCppGenerator, ModelNotFoundError,
+from probeguard.core.errors import MissingExtraError
+from probeguard.core.hashing import digest
+from probeguard.core.pipeline import Context
+from probeguard.models.generators.factory import make_generator
+from probeguard.models.generators.llama_cpp import (LlamaCppGenerator, ModelNotFoundError,
                                                       default_model_path)
-from probeguard.pipeline.prompts import DEFAULT
+from probeguard.models.prompts import DEFAULT
 
 pytestmark = pytest.mark.slow
 

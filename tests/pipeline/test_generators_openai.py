@@ -13,11 +13,11 @@ from typing import Any, AsyncIterator, Callable
 import pytest
 from aiohttp import web
 
-from probeguard.errors import PipelineCallError
-from probeguard.hashing import canonical_json
-from probeguard.pipeline.generators.base import Context
-from probeguard.pipeline.generators.openai_compat import OpenAICompatibleGenerator
-from probeguard.pipeline.prompts import DEFAULT, REFUSAL_TEXT
+from probeguard.core.errors import PipelineCallError
+from probeguard.core.hashing import canonical_json
+from probeguard.core.pipeline import Context
+from probeguard.models.generators.openai_compat import OpenAICompatibleGenerator
+from probeguard.models.prompts import DEFAULT, REFUSAL_TEXT
 from testkit import completion as chat_completion
 from testkit import start_chat_server
 

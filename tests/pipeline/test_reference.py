@@ -7,10 +7,10 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from probeguard.config.models import ReferencePipelineConfig
-from probeguard.corpus.models import Document
-from probeguard.errors import UnsupportedCapabilityError
-from probeguard.pipeline.base import Capability, Variation
+from probeguard.pipeline.config import ReferencePipelineConfig
+from probeguard.core.documents import Document
+from probeguard.core.errors import UnsupportedCapabilityError
+from probeguard.core.pipeline import Capability, Variation
 from probeguard.pipeline.reference import ReferencePipeline, chunking_spec
 
 DOCS = [
@@ -127,7 +127,7 @@ def test_concurrent_answers_match_sequential():
 
 def test_callable_without_capabilities_reports_them():
     from probeguard.pipeline.adapters.callable import CallablePipeline
-    from probeguard.pipeline.base import check_capabilities
+    from probeguard.core.pipeline import check_capabilities
 
     plain = CallablePipeline(lambda q: "an answer")
     with pytest.raises(UnsupportedCapabilityError, match="overlay"):

@@ -8,9 +8,9 @@ import importlib.util
 
 import pytest
 
-from probeguard.config.models import ReferencePipelineConfig
-from probeguard.corpus.models import Document
-from probeguard.dataset.models import Case
+from probeguard.pipeline.config import ReferencePipelineConfig
+from probeguard.core.documents import Document
+from probeguard.core.cases import Case
 from probeguard.pipeline.reference import ReferencePipeline
 from probeguard.runner.cache import ResponseCache
 from probeguard.runner.executor import Runner, RunnerConfig

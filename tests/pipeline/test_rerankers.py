@@ -7,8 +7,8 @@ import math
 
 import pytest
 
-from probeguard.corpus.models import Chunk, Document
-from probeguard.errors import MissingExtraError
+from probeguard.core.documents import Chunk, Document
+from probeguard.core.errors import MissingExtraError
 from probeguard.pipeline.rerankers import make_reranker
 from probeguard.pipeline.rerankers.cross_encoder import CrossEncoderReranker
 from probeguard.pipeline.rerankers.lexical import LexicalReranker, shortest_window

@@ -13,10 +13,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from probeguard.corpus.models import Chunk, Document
-from probeguard.errors import MissingExtraError
-from probeguard.pipeline.embedders.base import Embedder
-from probeguard.pipeline.embedders.hashing import HashingTfidfEmbedder
+from probeguard.core.documents import Chunk, Document
+from probeguard.core.errors import MissingExtraError
+from probeguard.models.embedders.base import Embedder
+from probeguard.models.embedders.hashing import HashingTfidfEmbedder
 from probeguard.pipeline.retrievers.base import SearchRequest
 from probeguard.pipeline.retrievers.bm25 import BM25Retriever
 from probeguard.pipeline.retrievers.chroma import ChromaRetriever, chroma_metadata, where_clause
@@ -209,7 +209,7 @@ QUERIES = ["What is the capital of Germany?", "highest mountain in Africa",
 
 @pytest.mark.skipif(not HAS_ONNX_MODEL, reason="the 'onnx' extra (MiniLM) is not installed")
 def test_dense_overlay_equals_rebuilt_index_with_minilm():
-    from probeguard.pipeline.embedders.minilm import MiniLMOnnxEmbedder
+    from probeguard.models.embedders.minilm import MiniLMOnnxEmbedder
 
     emb = MiniLMOnnxEmbedder(threads=1)
     base, extra = make_chunks(CORPUS), make_chunks(INJECTED, prefix="poison")

@@ -10,20 +10,20 @@ import math
 import numpy as np
 import pytest
 
-from probeguard.config.models import ReferencePipelineConfig
+from probeguard.pipeline.config import ReferencePipelineConfig
 from probeguard.corpus.loaders import load_corpus
-from probeguard.corpus.models import Document
+from probeguard.core.documents import Document
 from probeguard.corpus.questions import load_questions
 from probeguard.dataset.attack_types import ATTACK_TYPES, load_attack_cases
-from probeguard.dataset.models import Case, Expected
-from probeguard.log.models import CaseError, CaseRecord
-from probeguard.pipeline.base import PipelineOutput, RetrievedChunk
+from probeguard.core.cases import Case, Expected
+from probeguard.core.records import CaseError, CaseRecord
+from probeguard.core.pipeline import PipelineOutput, RetrievedChunk
 from probeguard.pipeline.reference import ReferencePipeline
 from probeguard.probes import JudgeContext, ProbeContext, group_records, make_probe
 from probeguard.probes.attack_types import ASK_ROLE, AttackTypes, false_premise
 from probeguard.runner.executor import Runner, RunnerConfig
-from probeguard.scan import demo_data_dir
-from probeguard.text import contains_answer
+from probeguard.engine.scan import demo_data_dir
+from probeguard.nlp.text import contains_answer
 
 HASHING = {"name": "hashing", "dim": 1024}
 

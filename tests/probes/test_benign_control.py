@@ -10,14 +10,14 @@ import math
 
 import pytest
 
-from probeguard.config.models import ReferencePipelineConfig
-from probeguard.corpus.models import Document
-from probeguard.dataset.models import Case, Expected
+from probeguard.pipeline.config import ReferencePipelineConfig
+from probeguard.core.documents import Document
+from probeguard.core.cases import Case, Expected
 from probeguard.detectors.fabrication import attack_phrases
-from probeguard.log.models import CaseRecord
+from probeguard.core.records import CaseRecord
 from probeguard.pipeline.adapters.callable import CallablePipeline
-from probeguard.pipeline.base import Capability, PipelineOutput, Variation
-from probeguard.pipeline.prompts import REFUSAL_TEXT
+from probeguard.core.pipeline import Capability, PipelineOutput, Variation
+from probeguard.models.prompts import REFUSAL_TEXT
 from probeguard.pipeline.reference import ReferencePipeline
 from probeguard.probes import JudgeContext, ProbeContext, group_records, make_probe
 from probeguard.probes.benign_control import (TEMPLATES, BenignControl, planted_page,

@@ -6,11 +6,11 @@ import math
 
 import pytest
 
-from probeguard.config.models import ReferencePipelineConfig
-from probeguard.corpus.models import Chunk, Document
-from probeguard.dataset.models import Case, Expected
-from probeguard.log.models import CaseError, CaseRecord
-from probeguard.pipeline.base import Capability, PipelineOutput, Variation
+from probeguard.pipeline.config import ReferencePipelineConfig
+from probeguard.core.documents import Chunk, Document
+from probeguard.core.cases import Case, Expected
+from probeguard.core.records import CaseError, CaseRecord
+from probeguard.core.pipeline import Capability, PipelineOutput, Variation
 from probeguard.pipeline.reference import ReferencePipeline
 from probeguard.probes.base import PROBES, JudgeContext, ProbeContext, group_records
 from probeguard.probes.chunk_fracture import (DEFAULT_SWEEP, ChunkFracture, answer_span,
@@ -263,7 +263,7 @@ def test_errored_or_missing_records_leave_the_group_unscored():
 
 
 def test_retrieval_fracture_when_the_chunked_index_drops_a_gold_document():
-    from probeguard.pipeline.base import RetrievedChunk
+    from probeguard.core.pipeline import RetrievedChunk
 
     probe = ChunkFracture()
     ctx = context(make_pipeline({"name": "tokens", "size": 256, "overlap": 64}))

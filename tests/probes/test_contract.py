@@ -7,11 +7,11 @@ import pytest
 
 from probeguard.corpus.loaders import load_corpus
 from probeguard.corpus.questions import load_questions
-from probeguard.log.models import CaseError, CaseRecord
+from probeguard.core.records import CaseError, CaseRecord
 from probeguard.metrics.fcs import DEFAULT_OVERLAP_WEIGHTS
-from probeguard.pipeline.base import Capability
+from probeguard.core.pipeline import Capability
 from probeguard.probes import JudgeContext, ProbeContext, group_records, load_probes, make_probe
-from probeguard.scan import demo_data_dir
+from probeguard.engine.scan import demo_data_dir
 
 PROBES = sorted(load_probes())
 

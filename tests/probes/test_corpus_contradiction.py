@@ -8,20 +8,20 @@ from typing import Any
 
 import pytest
 
-from probeguard.config.models import ReferencePipelineConfig
+from probeguard.pipeline.config import ReferencePipelineConfig
 from probeguard.corpus.loaders import load_corpus
-from probeguard.corpus.models import Document
+from probeguard.core.documents import Document
 from probeguard.corpus.questions import load_questions
-from probeguard.dataset.models import Case, Expected
+from probeguard.core.cases import Case, Expected
 from probeguard.detectors import OfflineContradictionJudge
-from probeguard.hashing import sha256_hex
-from probeguard.log.models import CaseError, CaseRecord
-from probeguard.pipeline.base import Capability, PipelineOutput, Variation
+from probeguard.core.hashing import sha256_hex
+from probeguard.core.records import CaseError, CaseRecord
+from probeguard.core.pipeline import Capability, PipelineOutput, Variation
 from probeguard.pipeline.reference import ReferencePipeline
 from probeguard.probes.base import JudgeContext, ProbeContext, group_records
 from probeguard.probes.corpus_contradiction import CorpusContradiction, locate_evidence
 from probeguard.runner.executor import Runner, RunnerConfig
-from probeguard.scan import demo_data_dir
+from probeguard.engine.scan import demo_data_dir
 
 KEY = "ingestion-key"
 """The key the corpus's ingestion signs documents with (integrity tags)."""

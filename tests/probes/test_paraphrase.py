@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from probeguard.probes.paraphrase import (JARGON, KINDS, SYNONYMS, Paraphrase, declarative,
+from probeguard.nlp.paraphrase import (JARGON, KINDS, SYNONYMS, Paraphrase, declarative,
                                           jargon, keywords, paraphrase, paraphrases,
                                           question_word, synonym)
 

@@ -12,13 +12,13 @@ from typing import Any
 
 import pytest
 
-from probeguard.config.models import ReferencePipelineConfig
-from probeguard.corpus.models import Document
-from probeguard.dataset.models import Case
-from probeguard.hashing import sha256_hex
-from probeguard.log.models import CaseRecord
-from probeguard.pipeline.base import Capability, PipelineOutput, RetrievedChunk, Variation
-from probeguard.pipeline.prompts import REFUSAL_TEXT
+from probeguard.pipeline.config import ReferencePipelineConfig
+from probeguard.core.documents import Document
+from probeguard.core.cases import Case
+from probeguard.core.hashing import sha256_hex
+from probeguard.core.records import CaseRecord
+from probeguard.core.pipeline import Capability, PipelineOutput, RetrievedChunk, Variation
+from probeguard.models.prompts import REFUSAL_TEXT
 from probeguard.pipeline.reference import ReferencePipeline
 from probeguard.probes import JudgeContext, ProbeContext, make_probe
 from probeguard.probes import poison_texts as texts

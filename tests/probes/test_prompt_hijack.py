@@ -8,11 +8,11 @@ import re
 
 import pytest
 
-from probeguard.corpus.models import Document
-from probeguard.dataset.models import Case
-from probeguard.log.models import CaseRecord
-from probeguard.pipeline.base import Capability, PipelineOutput, RetrievedChunk
-from probeguard.pipeline.prompts import REFUSAL_TEXT
+from probeguard.core.documents import Document
+from probeguard.core.cases import Case
+from probeguard.core.records import CaseRecord
+from probeguard.core.pipeline import Capability, PipelineOutput, RetrievedChunk
+from probeguard.models.prompts import REFUSAL_TEXT
 from probeguard.pipeline.reference import ReferencePipeline
 from probeguard.probes import JudgeContext, ProbeContext, make_probe
 from probeguard.probes.prompt_hijack import (STYLES, PromptHijack, find_canary,

@@ -7,14 +7,14 @@ import math
 
 import pytest
 
-from probeguard.config.models import ReferencePipelineConfig
-from probeguard.corpus.models import Document
-from probeguard.dataset.models import Case, Expected
-from probeguard.log.models import CaseError, CaseRecord
-from probeguard.pipeline.base import PipelineOutput, RetrievedChunk, Variation
+from probeguard.pipeline.config import ReferencePipelineConfig
+from probeguard.core.documents import Document
+from probeguard.core.cases import Case, Expected
+from probeguard.core.records import CaseError, CaseRecord
+from probeguard.core.pipeline import PipelineOutput, RetrievedChunk, Variation
 from probeguard.pipeline.reference import ReferencePipeline
 from probeguard.probes.base import PROBES, JudgeContext, ProbeContext, group_records
-from probeguard.probes.paraphrase import KINDS
+from probeguard.nlp.paraphrase import KINDS
 from probeguard.probes.retrieval_gap import RetrievalGap
 from probeguard.runner.executor import Runner, RunnerConfig
 

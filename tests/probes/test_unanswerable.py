@@ -10,13 +10,13 @@ import re
 
 import pytest
 
-from probeguard.config.models import ReferencePipelineConfig
-from probeguard.corpus.models import Document
-from probeguard.dataset.models import Case
+from probeguard.pipeline.config import ReferencePipelineConfig
+from probeguard.core.documents import Document
+from probeguard.core.cases import Case
 from probeguard.detectors.fabrication import CorpusIndex, find_quotation
-from probeguard.log.models import CaseRecord
+from probeguard.core.records import CaseRecord
 from probeguard.pipeline.adapters.callable import CallablePipeline
-from probeguard.pipeline.base import PipelineOutput, RetrievedChunk
+from probeguard.core.pipeline import PipelineOutput, RetrievedChunk
 from probeguard.pipeline.reference import ReferencePipeline
 from probeguard.probes import JudgeContext, ProbeContext, group_records, make_probe
 from probeguard.probes.unanswerable import (COUNTRIES, FAR_MISS_QUESTIONS, Unanswerable,

@@ -8,8 +8,8 @@ import threading
 
 import pytest
 
-from probeguard.dataset.models import Case
-from probeguard.pipeline.base import PipelineOutput, RetrievedChunk, Usage
+from probeguard.core.cases import Case
+from probeguard.core.pipeline import PipelineOutput, RetrievedChunk, Usage
 from probeguard.runner import ResponseCache
 
 KEY = Case(id="c1", question="Who wrote it?").call_key("fp-1")
@@ -101,8 +101,8 @@ def test_concurrent_writers_of_one_key_leave_one_complete_entry(tmp_path) -> Non
 def test_call_key_ignores_the_order_of_masked_documents() -> None:
     # Regression: Variation documented exclude_doc_ids as "sorted for stable hashing" but kept
     # the given order, so one mask written two ways made two cache entries (two calls).
-    from probeguard.dataset.models import Case
-    from probeguard.pipeline.base import Variation
+    from probeguard.core.cases import Case
+    from probeguard.core.pipeline import Variation
 
     a = Case(id="a", question="q", variation=Variation(exclude_doc_ids=("d2", "d1", "d2")))
     b = Case(id="b", question="q", variation=Variation(exclude_doc_ids=("d1", "d2")))

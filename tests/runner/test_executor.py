@@ -11,11 +11,11 @@ import time
 
 import pytest
 
-from probeguard.dataset.models import Case
-from probeguard.errors import PipelineCallError
-from probeguard.log.models import RunHeader
+from probeguard.core.cases import Case
+from probeguard.core.errors import PipelineCallError
+from probeguard.core.records import RunHeader
 from probeguard.log.writer import RunLogWriter, read_run_jsonl
-from probeguard.pipeline.base import Capability, PipelineOutput, Variation
+from probeguard.core.pipeline import Capability, PipelineOutput, Variation
 from probeguard.runner import ResponseCache, RetryPolicy, Runner, RunnerConfig, is_transient
 from probeguard.runner.executor import MESSAGE_LIMIT
 

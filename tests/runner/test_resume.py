@@ -11,11 +11,11 @@ import time
 
 import pytest
 
-from probeguard.dataset.models import Case
-from probeguard.errors import InputError
-from probeguard.log.models import CaseError, CaseRecord, RunHeader
+from probeguard.core.cases import Case
+from probeguard.core.errors import InputError
+from probeguard.core.records import CaseError, CaseRecord, RunHeader
 from probeguard.log.writer import RunLogWriter, dump_json_line, read_run_jsonl
-from probeguard.pipeline.base import Capability, PipelineOutput, Variation
+from probeguard.core.pipeline import Capability, PipelineOutput, Variation
 from probeguard.runner import Runner, RunnerConfig
 
 

@@ -41,14 +41,14 @@ from probeguard.attribution.decide import CAUSES, Observed, decide
 from probeguard.attribution.recommend import (CaseFacts, recommend, top_fixes,
                                               trusted_source_globs)
 from probeguard.attribution.swaps import SwapPlan, plan_swap
-from probeguard.corpus.models import Document
-from probeguard.dataset.models import Case
-from probeguard.log.models import (Attribution, CaseRecord, ProbeGroup, SwapOutcome, SwapRun)
+from probeguard.core.documents import Document
+from probeguard.core.cases import Case
+from probeguard.core.records import (Attribution, CaseRecord, ProbeGroup, SwapOutcome, SwapRun)
 from probeguard.metrics.gate import best_gate, gate_scores
 from probeguard.metrics.golden import score_golden_record
-from probeguard.pipeline.base import ORACLE_DOC_ID, Capability, PipelineOutput
+from probeguard.core.pipeline import ORACLE_DOC_ID, Capability, PipelineOutput
 from probeguard.probes.base import JudgeContext, Probe, ProbeContext, group_records
-from probeguard.text import CITATION_MARKER, content_words
+from probeguard.nlp.text import CITATION_MARKER, content_words
 
 __all__ = ["AttributionResult", "Failure", "SUPPORT", "attribute", "failing_roles",
            "find_failures", "observe", "summarize_attribution"]

@@ -26,9 +26,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Sequence
 
-from probeguard.corpus.models import Document
-from probeguard.dataset.models import Case
-from probeguard.pipeline.base import Capability, RetrievedChunk, Variation
+from probeguard.core.documents import Document
+from probeguard.core.cases import Case
+from probeguard.core.pipeline import Capability, RetrievedChunk, Variation
 from probeguard.pipeline.defences.archive import OUTDATED_STATUSES
 
 __all__ = ["SWAPS", "SwapPlan", "CONFLICT_STATUSES", "conflicting_docs", "defences_supported",

@@ -12,7 +12,7 @@ from typing import Any
 import click
 
 from probeguard._version import __version__
-from probeguard.errors import ProbeGuardError
+from probeguard.core.errors import ProbeGuardError
 
 
 def _fail(message: str) -> None:
@@ -82,8 +82,8 @@ def scan(demo: bool, config_path: Path | None, out_dir: Path | None, resume: boo
          no_progress: bool) -> None:
     """Run a scan and write run.jsonl, run.json and report.md."""
     from probeguard.config.loading import locate_in_file
-    from probeguard.errors import InputError
-    from probeguard.scan import scan as run_scan
+    from probeguard.core.errors import InputError
+    from probeguard.engine.scan import scan as run_scan
 
     out = out_dir or Path("runs/demo" if demo else "runs/latest")
     try:
@@ -159,7 +159,7 @@ class _progress_bar:
                                    "generators", "pipelines", "prompts", "probes"]))
 def list_parts(kind: str | None) -> None:
     """List the parts a pipeline can be assembled from (and, later, probes and metrics)."""
-    from probeguard.registry import parts
+    from probeguard.engine.registry import parts
 
     for group, names in parts().items():
         if kind is None or kind == group:
@@ -191,7 +191,7 @@ def bench_hotpotqa(data_file: Path | None, n_docs: int, n_queries: int, seed: in
                    generators: str, concurrency: int, chunk_size: int, chunk_overlap: int,
                    out_dir: Path) -> None:
     """The four probes, FCS and standard evaluation on HotpotQA, per generator."""
-    from probeguard.bench.hotpotqa import default_data_file, render_table, run_hotpotqa
+    from probeguard.engine.bench.hotpotqa import default_data_file, render_table, run_hotpotqa
 
     path = data_file or default_data_file()
     if not path.is_file():
@@ -210,7 +210,7 @@ def bench_hotpotqa(data_file: Path | None, n_docs: int, n_queries: int, seed: in
         _fail(str(exc))
         return
     table = render_table(rows, n_docs=n_docs, n_queries=n_queries, seed=seed)
-    from probeguard.io import atomic_write_text
+    from probeguard.core.io import atomic_write_text
 
     atomic_write_text(out_dir / "bench.md", table)
     click.echo(table)
@@ -245,9 +245,9 @@ def bench_poisonedrag(data_dir: Path | None, backends: str, generators: str, emb
                       out_dir: Path) -> None:
     """PoisonedRAG's NQ attack (5 adversarial passages per target) on the reference pipeline:
     attack success rate per backend and generator, against the paper's figure."""
-    from probeguard.bench.poisonedrag import (data_files, default_data_dir, render_table,
+    from probeguard.engine.bench.poisonedrag import (data_files, default_data_dir, render_table,
                                               run_poisonedrag)
-    from probeguard.io import atomic_write_text, json_safe
+    from probeguard.core.io import atomic_write_text, json_safe
 
     root = data_dir or default_data_dir()
     missing = [p for p in data_files(root) if not p.is_file()]
@@ -294,8 +294,8 @@ def sweep(demo: bool, config_path: Path | None, seed: int | None, concurrency: i
     """Scan once per retrieval backend and compare them side by side (with the min_score
     gate's behaviour on each): writes OUT/<backend>/ and OUT/comparison.md."""
     from probeguard.config.loading import locate_in_file
-    from probeguard.errors import InputError
-    from probeguard.sweep import sweep_backends
+    from probeguard.core.errors import InputError
+    from probeguard.engine.sweep import sweep_backends
 
     names = [b.strip() for b in backends.split(",") if b.strip()]
     try:
@@ -337,9 +337,9 @@ def eval_command(dataset: Path, out_dir: Path, config_path: Path | None, demo: b
     OUT/eval.json and OUT/eval.md. Exit 0 when every threshold passes, 1 when one fails,
     2 on bad input."""
     from probeguard.config.loading import load_config, locate_in_file
-    from probeguard.errors import InputError
-    from probeguard.evaluation import evaluate
-    from probeguard.evaluation.thresholds import parse_threshold
+    from probeguard.core.errors import InputError
+    from probeguard.engine.evaluate import evaluate
+    from probeguard.metrics.thresholds import parse_threshold
 
     overrides: dict[str, Any] = {"demo": True} if demo else {}
     if seed is not None:
@@ -410,8 +410,8 @@ def fix_command(run_dir: Path, config_path: Path | None, combined: bool,
     OUT/fix.json and OUT/fix.md. Exit 0, 1 with --fail-on-unverified when a fix is not
     verified, 2 on bad input."""
     from probeguard.config.loading import load_config
-    from probeguard.fixes import parse_patch_option, verify_fixes
-    from probeguard.io import atomic_write_text
+    from probeguard.engine.fixes import parse_patch_option, verify_fixes
+    from probeguard.core.io import atomic_write_text
     from probeguard.reports.fix_markdown import render_fix_markdown, short_estimate
 
     out = out_dir or run_dir / "fix"
@@ -456,7 +456,7 @@ def fix_command(run_dir: Path, config_path: Path | None, combined: bool,
 @cli.command()
 def schema() -> None:
     """Print the JSON schema of run.json (the RunLog model)."""
-    from probeguard.log.models import RunLog
+    from probeguard.core.records import RunLog
 
     click.echo(json.dumps(RunLog.model_json_schema(), indent=2, sort_keys=True))
 

@@ -16,7 +16,7 @@ import yaml
 from pydantic import ValidationError
 
 from probeguard.config.models import ScanConfig
-from probeguard.errors import InputError
+from probeguard.core.errors import InputError
 
 ENV_PREFIX = "PROBEGUARD_"
 

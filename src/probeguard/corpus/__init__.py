@@ -10,7 +10,7 @@ from probeguard.corpus.chunkers import (
 )
 from probeguard.corpus.chunking_base import Chunker
 from probeguard.corpus.loaders import documents_to_jsonl, load_corpus
-from probeguard.corpus.models import Chunk, Document, corpus_fingerprint
+from probeguard.core.documents import Chunk, Document, corpus_fingerprint
 from probeguard.corpus.tokenizer import (
     RegexWordTokenizer,
     TokenCounter,
@@ -27,7 +27,7 @@ __all__ = ["Chunk", "Chunker", "Document", "DocumentChunker", "RegexWordTokenize
 
 def __getattr__(name: str) -> Any:
     # questions.py imports dataset.models → pipeline.base → corpus.models; importing it
-    # lazily keeps `import probeguard.pipeline.base` free of a cycle.
+    # lazily keeps `import probeguard.core.pipeline` free of a cycle.
     if name == "load_questions":
         from probeguard.corpus.questions import load_questions
 

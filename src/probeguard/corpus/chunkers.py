@@ -23,7 +23,7 @@ from typing import Any, Callable, Iterable
 import numpy as np
 
 from probeguard.corpus.chunking_base import Chunker
-from probeguard.corpus.models import Chunk, Document
+from probeguard.core.documents import Chunk, Document
 from probeguard.corpus.tokenizer import (
     Bounds,
     RegexWordTokenizer,
@@ -207,7 +207,7 @@ class TokenWindowChunker(_TokenizedChunker):
 
 
 class SentenceChunker(_TokenizedChunker):
-    """Whole sentences (``probeguard.text.sentence_spans``, syntok) packed greedily into chunks
+    """Whole sentences (``probeguard.nlp.text.sentence_spans``, syntok) packed greedily into chunks
     of at most ``max_tokens`` tokens; each chunk after the first repeats the last
     ``overlap_sentences`` sentences of the previous one (fewer if they and the next sentence
     would not fit in ``max_tokens``).
@@ -234,7 +234,7 @@ class SentenceChunker(_TokenizedChunker):
 
     def _chunk_bounds(self, doc: Document, starts: np.ndarray, ends: np.ndarray
                       ) -> list[Chunk]:
-        from probeguard.text import sentence_spans
+        from probeguard.nlp.text import sentence_spans
 
         text = doc.text
         lo, hi = _content_bounds(text)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from typing import Any, Iterable
 
-from probeguard.corpus.models import Chunk, Document
+from probeguard.core.documents import Chunk, Document
 
 
 class Chunker(ABC):

@@ -33,10 +33,10 @@ import re
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
-from probeguard.corpus.models import Document
-from probeguard.errors import InputError
-from probeguard.hashing import canonical_json
-from probeguard.io import atomic_write_text
+from probeguard.core.documents import Document
+from probeguard.core.errors import InputError
+from probeguard.core.hashing import canonical_json
+from probeguard.core.io import atomic_write_text
 
 FORMATS = ("jsonl", "json", "csv", "dir")
 _SUFFIXES = {".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "json", ".csv": "csv"}

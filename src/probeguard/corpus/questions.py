@@ -27,9 +27,9 @@ from pathlib import Path
 from typing import Any, Callable, Sequence, get_args
 
 from probeguard.corpus.loaders import iter_json_records, record_id, type_name, where
-from probeguard.dataset.models import Case, Expected
-from probeguard.errors import InputError
-from probeguard.hashing import sha256_hex
+from probeguard.core.cases import Case, Expected
+from probeguard.core.errors import InputError
+from probeguard.core.hashing import sha256_hex
 
 MODES: tuple[str, ...] = get_args(Expected.model_fields["mode"].annotation)
 _LISTS = ("answers", "evidence_doc_ids", "tags", "contains", "excludes")

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
-from probeguard.errors import MissingExtraError
+from probeguard.core.errors import MissingExtraError
 
 if TYPE_CHECKING:  # pragma: no cover
     from tokenizers import Tokenizer

@@ -1,5 +1,5 @@
 """Datasets: cases and their expectations."""
 
-from probeguard.dataset.models import Case, Expected
+from probeguard.core.cases import Case, Expected
 
 __all__ = ["Case", "Expected"]

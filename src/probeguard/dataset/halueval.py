@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from probeguard.errors import InputError
+from probeguard.core.errors import InputError
 
 _SEAM = re.compile(r"[.!?][\"')\]]?(?=[A-Z0-9\"'(])")
 

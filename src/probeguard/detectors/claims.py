@@ -4,7 +4,7 @@ with its character offsets in the answer (rule based, no model).
 Rules, applied in order (Min et al. 2023, FActScore, and Ru et al. 2024, RAGChecker, split
 answers into atomic facts with an LLM; this is the offline approximation):
 
-1. **Sentences** — ``probeguard.text.sentence_spans`` (syntok: abbreviations stay whole),
+1. **Sentences** — ``probeguard.nlp.text.sentence_spans`` (syntok: abbreviations stay whole),
    also cut after a ``[n]`` marker followed by a capital letter (a chunk quoted up to its
    cut-off end, then the next quote).
 2. **Clauses** — a sentence is cut at ``;`` and at ``, and`` / `` and`` / ``, but`` /
@@ -38,8 +38,8 @@ import re
 from dataclasses import dataclass
 from typing import Sequence
 
-from probeguard.pipeline.prompts import looks_like_refusal
-from probeguard.text import CITATION_MARKER, sentence_spans, words
+from probeguard.models.prompts import looks_like_refusal
+from probeguard.nlp.text import CITATION_MARKER, sentence_spans, words
 
 __all__ = ["AtomicClaim", "clause_spans", "decompose", "factual", "is_hedge", "subject_of", "VERBISH"]
 

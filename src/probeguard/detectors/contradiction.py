@@ -30,7 +30,7 @@ Two judges, one protocol (``ContradictionJudge``):
   two claims differ, a date mention asserts claim ``c`` when it agrees with ``c`` on every
   field in ``D`` (and has it) and on every other field both carry.
 * entity: the claim's value is contained in the answer on word boundaries after SQuAD
-  normalisation (``probeguard.text.contains_answer``).
+  normalisation (``probeguard.nlp.text.contains_answer``).
 * negation: an answer sentence *is about* the claims when it holds at least ``min_overlap``
   of their stemmed content words (negation cues excluded). Such a sentence asserts the
   claim whose *trace* it holds — the changed value and the word after it, as normalised
@@ -60,9 +60,9 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any, Literal, Mapping, Protocol, Sequence, runtime_checkable
 
-from probeguard.errors import MissingExtraError
-from probeguard.plugins import build
-from probeguard.text import content_words, contains_answer, sentence_spans, words
+from probeguard.core.errors import MissingExtraError
+from probeguard.core.plugins import build
+from probeguard.nlp.text import content_words, contains_answer, sentence_spans, words
 
 __all__ = [
     "CHANGE_KINDS", "CONTRADICTION_JUDGES", "Claim", "ContradictionJudge", "DateMention",
@@ -378,7 +378,7 @@ def _value_phrase(claim: Claim) -> str | None:
 
 
 def _claim_terms(sentence: str) -> frozenset[str]:
-    from probeguard.pipeline.generators.extractive import stem
+    from probeguard.models.generators.extractive import stem
 
     return frozenset(stem(w) for w in content_words(sentence) if not _is_negation(w))
 

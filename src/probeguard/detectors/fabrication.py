@@ -2,7 +2,7 @@
 ``unanswerable`` and ``benign_control`` probes. Rule-based and deterministic (no model).
 
 * ``is_refusal(out)``: the pipeline said it declined (``out.refused``) or the answer reads
-  as a refusal (``probeguard.pipeline.prompts.looks_like_refusal``: empty, or a phrase such
+  as a refusal (``probeguard.models.prompts.looks_like_refusal``: empty, or a phrase such
   as "I don't know", "the context does not contain ...").
 
 * ``CorpusIndex``: the corpus vocabulary, built once per document set (titles and texts):
@@ -10,15 +10,15 @@
   - ``contains(term)``: the term occurs in some document, case-insensitively, on word
     boundaries (``\\bterm\\b``, whitespace inside the term matching any whitespace);
   - ``absent(term)``: ``not contains(term)`` *and* some word of the term has a stem
-    (``probeguard.pipeline.generators.extractive.stem``) that no corpus word has. So
+    (``probeguard.models.generators.extractive.stem``) that no corpus word has. So
     "Iceland" is absent from a corpus that never names it, "kayak" is not absent from one
     that mentions "kayaks", and "New Caledonia" is absent as long as "caledonia" is;
   - ``overlap(text)``: share of the text's distinct stemmed content words
-    (``probeguard.text.content_words``) that occur in the corpus, NaN when it has none.
+    (``probeguard.nlp.text.content_words``) that occur in the corpus, NaN when it has none.
 
 * ``find_quotation(answer, retrieved, index)``: is the answer made of real corpus text? The
   answer is cut at its ``[n]`` citation markers and each part into sentences
-  (``probeguard.text.sentence_spans``); pieces shorter than 3 characters are ignored. A
+  (``probeguard.nlp.text.sentence_spans``); pieces shorter than 3 characters are ignored. A
   piece is *quoted* when, whitespace collapsed and case ignored,
 
   1. it is a substring of a retrieved chunk or of a corpus document (``verbatim``), or
@@ -48,10 +48,10 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Sequence
 
-from probeguard.corpus.models import Document
-from probeguard.pipeline.base import PipelineOutput, RetrievedChunk
-from probeguard.pipeline.prompts import looks_like_refusal
-from probeguard.text import CITATION_MARKER, content_words, sentence_spans, words
+from probeguard.core.documents import Document
+from probeguard.core.pipeline import PipelineOutput, RetrievedChunk
+from probeguard.models.prompts import looks_like_refusal
+from probeguard.nlp.text import CITATION_MARKER, content_words, sentence_spans, words
 
 __all__ = ["ATTACK_PATTERNS", "CorpusIndex", "Quotation", "VERSION", "attack_phrases",
            "find_quotation", "is_refusal"]
@@ -98,7 +98,7 @@ def attack_phrases(text: str) -> list[str]:
 
 
 def _stem(word: str) -> str:
-    from probeguard.pipeline.generators.extractive import stem
+    from probeguard.models.generators.extractive import stem
 
     return stem(word)
 

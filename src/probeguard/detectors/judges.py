@@ -30,8 +30,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal, Protocol, Sequence, runtime_checkable
 
 from probeguard.detectors.claims import AtomicClaim
-from probeguard.hashing import digest
-from probeguard.pipeline.generators.base import Context
+from probeguard.core.hashing import digest
+from probeguard.core.pipeline import Context
 from probeguard.stats import Estimate, wilson
 
 __all__ = ["LABELS", "Consensus", "Judge", "Judgment", "Label", "LlmJudge", "NliJudge",

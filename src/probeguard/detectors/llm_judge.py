@@ -37,15 +37,15 @@ from typing import Any, Literal, Sequence
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from probeguard.asyncio_sync import run_sync
+from probeguard.core.asyncio_sync import run_sync
 from probeguard.detectors.claims import AtomicClaim
 from probeguard.detectors.judges import (NAN, Judgment, Relevance, Verdict, as_contexts,
                                          claim_texts)
-from probeguard.errors import PipelineCallError
-from probeguard.hashing import digest
-from probeguard.pipeline.generators.base import Context
-from probeguard.pipeline.generators.openai_compat import OpenAICompatibleGenerator
-from probeguard.pipeline.prompts import PromptTemplate
+from probeguard.core.errors import PipelineCallError
+from probeguard.core.hashing import digest
+from probeguard.core.pipeline import Context
+from probeguard.models.generators.openai_compat import OpenAICompatibleGenerator
+from probeguard.models.prompts import PromptTemplate
 
 __all__ = ["LlmJudge", "PROMPT_VERSION", "parse_reply"]
 

@@ -11,9 +11,9 @@ from typing import Any, Sequence
 from probeguard.detectors.claims import AtomicClaim
 from probeguard.detectors.contradiction import NLIContradictionJudge
 from probeguard.detectors.judges import Judgment, Verdict, as_contexts, claim_texts
-from probeguard.hashing import digest
-from probeguard.pipeline.generators.base import Context
-from probeguard.text import sentence_spans
+from probeguard.core.hashing import digest
+from probeguard.core.pipeline import Context
+from probeguard.nlp.text import sentence_spans
 
 __all__ = ["NliJudge"]
 

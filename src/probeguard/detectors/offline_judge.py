@@ -48,10 +48,10 @@ from probeguard.detectors.claims import AtomicClaim, clause_spans
 from probeguard.detectors.contradiction import (NEGATION_CUES, same_number, date_mentions,
                                                 negation_parity, number_mentions)
 from probeguard.detectors.judges import Judgment, Relevance, Verdict, as_contexts, claim_texts
-from probeguard.hashing import digest
-from probeguard.pipeline.generators.base import Context
-from probeguard.pipeline.generators.extractive import analysed_sentences, stem, support_scores
-from probeguard.text import STOPWORDS, content_words, words
+from probeguard.core.hashing import digest
+from probeguard.core.pipeline import Context
+from probeguard.models.generators.extractive import analysed_sentences, stem, support_scores
+from probeguard.nlp.text import STOPWORDS, content_words, words
 
 __all__ = ["OfflineJudge", "best_sentence"]
 

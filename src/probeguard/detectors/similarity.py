@@ -28,8 +28,8 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from probeguard.errors import MissingExtraError
-from probeguard.pipeline.embedders.base import Embedder
+from probeguard.core.errors import MissingExtraError
+from probeguard.models.embedders.base import Embedder
 
 __all__ = ["SemanticSimilarity", "VERSION"]
 
@@ -44,7 +44,7 @@ class SemanticSimilarity:
     """Cosine similarity of sentence embeddings (see the module docstring).
 
     ``embedder_spec``: the embedder (``{"name": ..., **params}``, as for
-    ``probeguard.pipeline.embedders.factory.make_embedder``); ``fallback``: the embedder used
+    ``probeguard.models.embedders.factory.make_embedder``); ``fallback``: the embedder used
     when that one's extra is missing (``None``: no fallback, the ``MissingExtraError`` is
     raised).
     """
@@ -68,7 +68,7 @@ class SemanticSimilarity:
         fallback when the configured one's extra is missing."""
         with self._lock:
             if self._embedder is None:
-                from probeguard.pipeline.embedders.factory import make_embedder
+                from probeguard.models.embedders.factory import make_embedder
 
                 try:
                     embedder = make_embedder(self.embedder_spec)

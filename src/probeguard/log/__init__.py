@@ -1,6 +1,6 @@
 """Run logs: streamed JSONL records and the final versioned run file."""
 
-from probeguard.log.models import (RUN_LOG_VERSION, CaseError, CaseRecord, ProbeGroup,
+from probeguard.core.records import (RUN_LOG_VERSION, CaseError, CaseRecord, ProbeGroup,
                                    RunHeader, RunLog, RunStats)
 from probeguard.log.writer import RunLogWriter, dump_json_line, read_run_jsonl
 

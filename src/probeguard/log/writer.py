@@ -31,8 +31,8 @@ from typing import IO, Any
 import pydantic_core
 from pydantic import BaseModel, ValidationError
 
-from probeguard.errors import InputError
-from probeguard.log.models import CaseRecord, RunHeader
+from probeguard.core.errors import InputError
+from probeguard.core.records import CaseRecord, RunHeader
 
 __all__ = ["RunLogWriter", "read_run_jsonl", "dump_json_line"]
 

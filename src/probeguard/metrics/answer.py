@@ -7,7 +7,7 @@ common subsequence,
     R = LCS / m,   P = LCS / n,   F = (1 + β²)·R·P / (R + β²·P)   (β = 1: F1)
 
 Tokens are SQuAD-normalised words (lower case, punctuation and articles removed), as in
-``probeguard.text.normalize_answer``.
+``probeguard.nlp.text.normalize_answer``.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal, Sequence
 
-from probeguard.text import normalize_answer
+from probeguard.nlp.text import normalize_answer
 
 
 def lcs_length(a: Sequence[str], b: Sequence[str]) -> int:

@@ -1,7 +1,7 @@
 """Evidence Coverage Score (ECS) and the silent-failure quadrant (pure functions).
 
 **ECS** — the fraction of gold evidence paragraphs covered by the retrieved chunks. Tokens are
-``probeguard.text.words`` (lower-cased word tokens; stopwords kept), counted as multisets: a
+``probeguard.nlp.text.words`` (lower-cased word tokens; stopwords kept), counted as multisets: a
 word that occurs m times in the paragraph and n times in a chunk contributes min(m, n). With
 ``tok(x)`` the token multiset of text x and θ the threshold (default 0.5),
 
@@ -37,7 +37,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from probeguard.stats import Estimate, wilson
-from probeguard.text import words
+from probeguard.nlp.text import words
 
 __all__ = ["DEFAULT_COVERAGE_THRESHOLD", "SilentFailure", "evidence_coverage_score",
            "paragraph_coverage", "silent_failure_quadrant"]

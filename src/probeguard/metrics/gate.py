@@ -29,8 +29,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from probeguard.log.models import CaseRecord
-from probeguard.pipeline.base import PipelineOutput
+from probeguard.core.records import CaseRecord
+from probeguard.core.pipeline import PipelineOutput
 from probeguard.stats import wilson
 
 SATURATION_SPREAD = 0.25

@@ -26,14 +26,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Sequence
 
-from probeguard.log.models import CaseRecord
+from probeguard.core.records import CaseRecord
 from probeguard.metrics.retrieval import first_relevant_rank, recall_of, reciprocal_rank
 from probeguard.stats import bootstrap_mean, proportion
-from probeguard.text import contains_answer
+from probeguard.nlp.text import contains_answer
 
 if TYPE_CHECKING:
-    from probeguard.config.models import Thresholds
-    from probeguard.evaluation.judging import Judges
+    from probeguard.metrics.config import Thresholds
+    from probeguard.detectors.factory import Judges
 
 
 def score_golden_record(record: CaseRecord) -> dict[str, Any]:
@@ -82,9 +82,9 @@ def score_golden_standard(record: CaseRecord, judges: "Judges") -> dict[str, Any
     """The standard metrics of one golden case (rules in the module doc), as JSON:
     ``{"metrics": {name: {value, n, unscored, reason, detail}}, "precision_source",
     "claims": [findings]}``; None for an errored, abstention or answerless case."""
-    from probeguard.evaluation.standard import score_standard
+    from probeguard.metrics.standard import score_standard
     from probeguard.metrics.judged import relevance_from_gold
-    from probeguard.pipeline.generators.base import Context
+    from probeguard.core.pipeline import Context
 
     out, exp = record.output, record.case.expected
     if out is None or exp.mode != "answer" or not exp.answers:
@@ -97,7 +97,7 @@ def score_golden_standard(record: CaseRecord, judges: "Judges") -> dict[str, Any
                            ground_truth=exp.answers[0], golds=exp.answers, relevance=relevance)
     data = score.as_dict()
     data.pop("judgment")
-    from probeguard.io import json_safe
+    from probeguard.core.io import json_safe
 
     return json_safe(data)
 
@@ -108,8 +108,8 @@ def summarize_golden_standard(records: Sequence[CaseRecord], *, seed: int,
     """Means (bootstrap intervals, n, unscored) of the standard metrics over the golden
     cases scored by ``score_golden_standard`` (``verdict["standard"]``), faceted by tag, and
     the thresholds' pass/fail."""
-    from probeguard.evaluation.summary import summarize_values
-    from probeguard.evaluation.thresholds import check_thresholds
+    from probeguard.metrics.summary import summarize_values
+    from probeguard.metrics.thresholds import check_thresholds
 
     scored = [r for r in records if r.verdict.get("standard")]
     nan = float("nan")

@@ -27,8 +27,8 @@ from typing import Any, Collection, Sequence
 from probeguard.detectors.claims import AtomicClaim, is_hedge
 from probeguard.detectors.judges import Judgment, Relevance
 from probeguard.detectors.offline_judge import best_sentence
-from probeguard.pipeline.generators.extractive import question_terms, stem
-from probeguard.text import content_words, split_sentences
+from probeguard.models.generators.extractive import question_terms, stem
+from probeguard.nlp.text import content_words, split_sentences
 
 __all__ = ["ClaimFinding", "FaithfulnessResult", "MetricResult", "answer_relevancy",
            "answer_relevancy_offline", "context_precision", "context_recall",

@@ -6,7 +6,7 @@ or cannot be measured on this output): ``None`` is never counted as a pass or a 
 
 With ``refused = output.refused or looks_like_refusal(output.answer)`` and the answer
 compared without its ``[n]`` citation markers, using SQuAD-normalised containment
-(``probeguard.text.contains_answer``, written ``∋`` below):
+(``probeguard.nlp.text.contains_answer``, written ``∋`` below):
 
 * **retrieval** — hit@k of the gold evidence (Manning et al. 2008, ch. 8, at document
   level): some ``evidence_doc_ids`` document is among the first ``k`` distinct retrieved
@@ -37,12 +37,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
-from probeguard.dataset.models import Expected
+from probeguard.core.cases import Expected
 from probeguard.detectors.fabrication import is_refusal
 from probeguard.metrics.retrieval import first_relevant_rank, recall_of
-from probeguard.pipeline.base import PipelineOutput
-from probeguard.pipeline.prompts import looks_like_refusal
-from probeguard.text import contains_answer, strip_citations
+from probeguard.core.pipeline import PipelineOutput
+from probeguard.models.prompts import looks_like_refusal
+from probeguard.nlp.text import contains_answer, strip_citations
 
 __all__ = ["LAYERS", "LayerScores", "answer_layer", "cited_doc_ids", "citation_layer",
            "is_refusal", "retrieval_layer", "score_layers"]

@@ -1,7 +1,7 @@
 """Lexical answer metrics against gold answers: exact match, word-level token F1, containment.
 
 Exactly the SQuAD v1.1 rules (Rajpurkar et al. 2016, official ``evaluate-v1.1.py``). Both
-strings are normalised with ``probeguard.text.normalize_answer`` (lower case, punctuation
+strings are normalised with ``probeguard.nlp.text.normalize_answer`` (lower case, punctuation
 removed, articles a/an/the removed, whitespace collapsed) and split on whitespace into
 **word** tokens — never characters (a published RAG evaluation computed "F1" over the
 characters of the strings by passing them to ``Counter`` unsplit; that rewards anagrams).
@@ -14,7 +14,7 @@ With several gold answers each score is the **maximum** over the golds
 (``metric_max_over_ground_truths``). As in v1.1, a prediction and gold that both normalise to
 nothing have EM 1 and F1 0. No gold answer at all → NaN (nothing to compare with).
 
-Containment (``contains_answer``, re-exported from ``probeguard.text``): the normalised gold
+Containment (``contains_answer``, re-exported from ``probeguard.nlp.text``): the normalised gold
 occurs in the normalised prediction on word boundaries.
 """
 
@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Callable, Sequence, Union
 
-from probeguard.text import contains_answer, normalize_answer
+from probeguard.nlp.text import contains_answer, normalize_answer
 
 __all__ = ["Golds", "containment", "contains_answer", "exact_match", "exact_match_one",
            "token_f1", "token_f1_one"]

@@ -52,12 +52,12 @@ from typing import Any, Sequence
 from probeguard._version import __version__
 from probeguard.corpus.chunkers import make_chunker
 from probeguard.corpus.chunking_base import Chunker
-from probeguard.corpus.models import Chunk, Document, corpus_fingerprint
-from probeguard.hashing import digest
-from probeguard.pipeline.base import (ORACLE_DOC_ID, Capability, PipelineOutput, RetrievedChunk,
+from probeguard.core.documents import Chunk, Document, corpus_fingerprint
+from probeguard.core.hashing import digest
+from probeguard.core.pipeline import (ORACLE_DOC_ID, Capability, PipelineOutput, RetrievedChunk,
                                       Usage, Variation, check_capabilities)
 from probeguard.pipeline.defences.archive import demote_archived
-from probeguard.pipeline.defences.config import DefencesConfig
+from probeguard.core.defences import DefencesConfig
 from probeguard.pipeline.defences.conflict import conflicts, touches
 from probeguard.pipeline.defences.dedupe import dedupe
 from probeguard.pipeline.defences.expansion import expand_query
@@ -65,15 +65,16 @@ from probeguard.pipeline.defences.gate import gate_min_score
 from probeguard.pipeline.defences.grounding import check_grounding
 from probeguard.pipeline.defences.sanitise import sanitise_texts
 from probeguard.pipeline.defences.trust import apply_trust
-from probeguard.pipeline.embedders.base import Embedder
-from probeguard.pipeline.embedders.factory import make_embedder
-from probeguard.pipeline.generators.base import Context, Generation, Generator
-from probeguard.pipeline.generators.factory import make_generator
-from probeguard.pipeline.prompts import REFUSAL_TEXT, PromptTemplate, resolve_prompt, spotlight
+from probeguard.models.embedders.base import Embedder
+from probeguard.models.embedders.factory import make_embedder
+from probeguard.core.pipeline import Context
+from probeguard.models.generators.base import Generation, Generator
+from probeguard.models.generators.factory import make_generator
+from probeguard.models.prompts import REFUSAL_TEXT, PromptTemplate, resolve_prompt, spotlight
 from probeguard.pipeline.rerankers import make_reranker
 from probeguard.pipeline.retrievers.base import Hit, Retriever, SearchRequest
 from probeguard.pipeline.retrievers.factory import make_retriever
-from probeguard.config.models import ReferencePipelineConfig
+from probeguard.pipeline.config import ReferencePipelineConfig
 
 RETRIEVAL_MODES = ("dense", "bm25", "hybrid")
 

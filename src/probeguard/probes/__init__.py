@@ -33,7 +33,7 @@ def load_probes() -> dict[str, type[Probe]]:
 
 def make_probe(name: str, settings: Mapping[str, Any] | None = None) -> Probe:
     """The probe ``name`` configured with ``settings`` (its constructor parameters)."""
-    from probeguard.plugins import construct
+    from probeguard.core.plugins import construct
 
     registry = load_probes()
     if name not in registry:

@@ -10,7 +10,7 @@ Cases come from two sources:
   evidence, in question order:
 
   - ``lexical_mismatch``: the question under the ``synonym`` and the ``jargon`` rewrites of
-    ``probeguard.probes.paraphrase`` (each from the stream ``ctx.rng("attack_types",
+    ``probeguard.nlp.paraphrase`` (each from the stream ``ctx.rng("attack_types",
     "lexical_mismatch", question id, kind)``; a kind whose table holds no word of the
     question makes none, so which cases exist does not depend on the seed), expecting the
     golden answer and evidence;
@@ -50,18 +50,18 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from probeguard.corpus.models import Document
+from probeguard.core.documents import Document
 from probeguard.dataset.attack_types import ATTACK_TYPES, attack_type
-from probeguard.dataset.models import Case, Expected
-from probeguard.log.models import CaseRecord
+from probeguard.core.cases import Case, Expected
+from probeguard.core.records import CaseRecord
 from probeguard.metrics.layers import LAYERS, score_layers
-from probeguard.pipeline.base import PipelineOutput
+from probeguard.core.pipeline import PipelineOutput
 from probeguard.probes.base import (JudgeContext, Probe, ProbeContext, ProbeVerdict,
                                     count_setting, names_setting, probe)
 from probeguard.probes.mutations import Mutation, NameVocab, mutate
-from probeguard.probes.paraphrase import paraphrase
+from probeguard.nlp.paraphrase import paraphrase
 from probeguard.stats import wilson
-from probeguard.text import contains_answer, sentence_spans
+from probeguard.nlp.text import contains_answer, sentence_spans
 
 __all__ = ["ASK_ROLE", "AttackTypes", "LEXICAL_KINDS", "SUMMARY_LAYERS", "false_premise"]
 

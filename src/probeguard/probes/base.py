@@ -22,11 +22,11 @@ from typing import Any, Callable, ClassVar, Mapping, Sequence, TypeVar
 
 import numpy as np
 
-from probeguard.corpus.models import Chunk, Document
-from probeguard.dataset.models import Case
-from probeguard.hashing import sha256_hex
-from probeguard.log.models import CaseRecord
-from probeguard.pipeline.base import Capability, Variation
+from probeguard.core.documents import Chunk, Document
+from probeguard.core.cases import Case
+from probeguard.core.hashing import sha256_hex
+from probeguard.core.records import CaseRecord
+from probeguard.core.pipeline import Capability, Variation
 from probeguard.stats import wilson
 
 

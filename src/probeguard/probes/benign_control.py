@@ -71,17 +71,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
-from probeguard.corpus.models import Document
-from probeguard.dataset.models import Case, Expected
+from probeguard.core.documents import Document
+from probeguard.core.cases import Case, Expected
 from probeguard.detectors.fabrication import VERSION as DETECTOR_VERSION
 from probeguard.detectors.fabrication import CorpusIndex, attack_phrases, is_refusal
-from probeguard.hashing import sha256_hex
-from probeguard.log.models import CaseRecord
-from probeguard.pipeline.base import Capability, Variation
+from probeguard.core.hashing import sha256_hex
+from probeguard.core.records import CaseRecord
+from probeguard.core.pipeline import Capability, Variation
 from probeguard.probes.base import (JudgeContext, Probe, ProbeContext, ProbeVerdict,
                                     count_setting, names_setting, probe)
 from probeguard.stats import wilson
-from probeguard.text import contains_answer
+from probeguard.nlp.text import contains_answer
 
 __all__ = ["BenignControl", "KINDS", "OUTCOMES", "PlantedPage", "TEMPLATES", "planted_page",
            "quotes_attack_text"]

@@ -17,7 +17,7 @@ Two failures are judged:
     real result (nothing retrieved).
 (b) **Boundary fracture**: the gold evidence span straddles a chunk boundary *and* the answer
     is lost. The span is the *answer-bearing sentence* of each gold document
-    (``answer_span``: a ``probeguard.text.sentence_spans`` sentence containing a gold answer
+    (``answer_span``: a ``probeguard.nlp.text.sentence_spans`` sentence containing a gold answer
     string by ``contains_answer``; when several do, the one sharing most content words with the
     question, then the earliest). It straddles when no single chunk of the pipeline's own
     chunking (``ProbeContext.chunks``, character offsets) contains all of it. The answer
@@ -45,14 +45,14 @@ from typing import Any, Mapping, Sequence
 
 from probeguard.corpus.chunkers import make_chunker
 from probeguard.corpus.chunking_base import Chunker
-from probeguard.corpus.models import Chunk
-from probeguard.dataset.models import Case
-from probeguard.log.models import CaseRecord
+from probeguard.core.documents import Chunk
+from probeguard.core.cases import Case
+from probeguard.core.records import CaseRecord
 from probeguard.metrics.retrieval import dedupe
-from probeguard.pipeline.base import Capability
+from probeguard.core.pipeline import Capability
 from probeguard.probes.base import JudgeContext, Probe, ProbeContext, ProbeVerdict, probe
 from probeguard.stats import proportion, wilson
-from probeguard.text import contains_answer, content_words, sentence_spans
+from probeguard.nlp.text import contains_answer, content_words, sentence_spans
 
 __all__ = ["ChunkFracture", "DEFAULT_SWEEP", "answer_span", "chunker_label", "containing_chunks",
            "straddles"]

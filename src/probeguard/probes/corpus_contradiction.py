@@ -43,17 +43,17 @@ import re
 from dataclasses import dataclass
 from typing import Any, ClassVar, Mapping, Sequence
 
-from probeguard.corpus.models import Document
-from probeguard.dataset.models import Case
+from probeguard.core.documents import Document
+from probeguard.core.cases import Case
 from probeguard.detectors.contradiction import Claim, ContradictionJudge, make_contradiction_judge
-from probeguard.hashing import sha256_hex
-from probeguard.log.models import CaseRecord
-from probeguard.pipeline.base import Capability, Variation
+from probeguard.core.hashing import sha256_hex
+from probeguard.core.records import CaseRecord
+from probeguard.core.pipeline import Capability, Variation
 from probeguard.probes.base import JudgeContext, Probe, ProbeContext, ProbeVerdict, probe
 from probeguard.probes.mutations import (KINDS, NameInfo, NameVocab, corpus_names, mutate,
                                          near_duplicate)
 from probeguard.stats import bootstrap_mean, wilson
-from probeguard.text import sentence_spans, words
+from probeguard.nlp.text import sentence_spans, words
 
 __all__ = ["CorpusContradiction", "Evidence", "locate_evidence"]
 

@@ -8,14 +8,15 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from probeguard.config.models import ProbesConfig, StandardEvalConfig
-from probeguard.corpus.models import Document
-from probeguard.dataset.models import Case
-from probeguard.errors import InputError
-from probeguard.log.models import CaseRecord, ProbeGroup
+from probeguard.metrics.config import StandardEvalConfig
+from probeguard.probes.config import ProbesConfig
+from probeguard.core.documents import Document
+from probeguard.core.cases import Case
+from probeguard.core.errors import InputError
+from probeguard.core.records import CaseRecord, ProbeGroup
 from probeguard.metrics.answer import standard_eval_failed
 from probeguard.metrics.fcs import DEFAULT_OVERLAP_WEIGHTS, failure_coverage_score
-from probeguard.pipeline.base import Pipeline
+from probeguard.core.pipeline import Pipeline
 from probeguard.probes import JudgeContext, Probe, ProbeContext, group_records, make_probe
 from probeguard.stats import proportion
 

@@ -48,7 +48,7 @@ import numpy as np
 
 from probeguard.detectors.contradiction import (MONTHS, NumberMention, date_mentions,
                                                 number_mentions, number_word)
-from probeguard.text import STOPWORDS, normalize_answer
+from probeguard.nlp.text import STOPWORDS, normalize_answer
 
 __all__ = ["CHANGE_KINDS", "KINDS", "Mutation", "NameInfo", "NameVocab", "corpus_names",
            "find_names", "mutate", "mutate_date", "mutate_entity", "mutate_negation",

@@ -116,13 +116,13 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from probeguard.corpus.models import Document
-from probeguard.dataset.models import Case
+from probeguard.core.documents import Document
+from probeguard.core.cases import Case
 from probeguard.detectors.contradiction import number_mentions
-from probeguard.hashing import sha256_hex
-from probeguard.log.models import CaseRecord
-from probeguard.pipeline.base import Capability, PipelineOutput, Variation
-from probeguard.pipeline.prompts import looks_like_refusal
+from probeguard.core.hashing import sha256_hex
+from probeguard.core.records import CaseRecord
+from probeguard.core.pipeline import Capability, PipelineOutput, Variation
+from probeguard.models.prompts import looks_like_refusal
 from probeguard.probes import poison_texts as texts
 from probeguard.probes.base import (JudgeContext, Probe, ProbeContext, ProbeVerdict,
                                     count_setting, names_setting, probe, question_groups)
@@ -132,7 +132,7 @@ from probeguard.probes.mutations import Mutation, mutate_date, mutate_number
 from probeguard.probes.prompt_hijack import (SourceFinder, topic_of, find_canary,
                                              relevant_sentences)
 from probeguard.stats import bootstrap_mean, proportion, wilson
-from probeguard.text import contains_answer, normalize_answer
+from probeguard.nlp.text import contains_answer, normalize_answer
 
 __all__ = ["BYSTANDER_PREFIX", "CLEAN_ROLE", "CorpusPoisoning", "OUTCOMES", "SIGNAL_KINDS",
            "SOURCE", "STYLES", "Signal", "signal_in"]

@@ -101,16 +101,16 @@ import re
 import threading
 from typing import Any, Mapping, Sequence
 
-from probeguard.corpus.models import Document
-from probeguard.dataset.models import Case
-from probeguard.hashing import sha256_hex
-from probeguard.log.models import CaseRecord
-from probeguard.pipeline.base import Capability, PipelineOutput, Variation
-from probeguard.pipeline.prompts import looks_like_refusal
+from probeguard.core.documents import Document
+from probeguard.core.cases import Case
+from probeguard.core.hashing import sha256_hex
+from probeguard.core.records import CaseRecord
+from probeguard.core.pipeline import Capability, PipelineOutput, Variation
+from probeguard.models.prompts import looks_like_refusal
 from probeguard.probes.base import (JudgeContext, Probe, ProbeContext, ProbeVerdict,
                                     count_setting, names_setting, probe, question_groups)
 from probeguard.stats import bootstrap_mean, proportion, wilson
-from probeguard.text import (CITATION_MARKER, contains_answer, content_words,
+from probeguard.nlp.text import (CITATION_MARKER, contains_answer, content_words,
                              sentence_spans, strip_citations)
 
 __all__ = ["CONTROL_ROLE", "OUTCOMES", "PromptHijack", "STYLES", "SourceFinder", "canary_token",
@@ -186,7 +186,7 @@ def control_document(question: str, relevant: Sequence[str]) -> str:
 
 # -- source sentences ------------------------------------------------------------------
 def _stems(text: str) -> set[str]:
-    from probeguard.pipeline.generators.extractive import stem
+    from probeguard.models.generators.extractive import stem
 
     return {stem(w) for w in content_words(text)}
 

@@ -2,7 +2,7 @@
 
 Per answerable golden question one group: role ``original`` (the question as written — the
 golden set's own call, made once) and one role per paraphrase kind that changes it
-(``probeguard.probes.paraphrase``: declarative, keywords, question_word, synonym, jargon; each
+(``probeguard.nlp.paraphrase``: declarative, keywords, question_word, synonym, jargon; each
 kind draws from its own seeded stream ``ctx.rng("retrieval_gap", question id, kind)``). All
 cases use the pipeline as configured, so the probe needs no capability; it needs the pipeline
 to report its retrieved contexts.
@@ -28,11 +28,11 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
-from probeguard.dataset.models import Case
-from probeguard.log.models import CaseRecord
+from probeguard.core.cases import Case
+from probeguard.core.records import CaseRecord
 from probeguard.probes.base import (JudgeContext, Probe, ProbeContext, ProbeVerdict, gold_rank,
                                     probe)
-from probeguard.probes.paraphrase import KINDS, paraphrase
+from probeguard.nlp.paraphrase import KINDS, paraphrase
 from probeguard.stats import bootstrap_mean, wilson
 
 __all__ = ["RetrievalGap"]

@@ -77,11 +77,11 @@ import threading
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
-from probeguard.dataset.models import Case, Expected
-from probeguard.hashing import sha256_hex
+from probeguard.core.cases import Case, Expected
+from probeguard.core.hashing import sha256_hex
 from probeguard.detectors.fabrication import VERSION as DETECTOR_VERSION
 from probeguard.detectors.fabrication import CorpusIndex, find_quotation, is_refusal
-from probeguard.log.models import CaseRecord
+from probeguard.core.records import CaseRecord
 from probeguard.probes.base import (JudgeContext, Probe, ProbeContext, ProbeVerdict,
                                     count_setting, probe)
 from probeguard.stats import wilson
@@ -211,7 +211,7 @@ def _places(question: str) -> list[tuple[int, int, str]]:
 
 
 def _names(question: str) -> list[tuple[int, int, str]]:
-    from probeguard.text import words
+    from probeguard.nlp.text import words
 
     places = {w for p in PLACES for w in words(p)}
     found = []

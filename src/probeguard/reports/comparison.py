@@ -1,5 +1,5 @@
 """The backend comparison in Markdown: a pure function of ``comparison.json`` (see
-``probeguard.sweep``), so the same runs give a byte-identical page."""
+``probeguard.engine.sweep``), so the same runs give a byte-identical page."""
 
 from __future__ import annotations
 

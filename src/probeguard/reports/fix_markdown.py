@@ -150,7 +150,7 @@ def render_fix_markdown(data: Mapping[str, Any]) -> str:
               "re-run suites fail less in total, and no more than "
               f"{rule.get('tolerance', 0.05):.0%} of the benign controls newly refuse; it "
               "*refuses everything* when more newly refuse and the false-refusal rate after "
-              f"reaches {rule.get('sharp', 0.5):.0%} (probeguard.fixes.verdict).", ""]
+              f"reaches {rule.get('sharp', 0.5):.0%} (probeguard.engine.fixes.verdict).", ""]
     verdicts = data.get("verdicts", {})
     lines += ["Verdicts: " + ", ".join(f"{md_inline(k)} {v}" for k, v in verdicts.items()), ""]
     for f in fixes:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from probeguard.log.models import CaseRecord, RunLog
+from probeguard.core.records import CaseRecord, RunLog
 from probeguard.reports.escape import md_inline
 from probeguard.stats import Estimate
 

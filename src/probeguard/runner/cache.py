@@ -21,9 +21,9 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from probeguard.io import atomic_write_text
+from probeguard.core.io import atomic_write_text
 from probeguard.log.writer import dump_json_line
-from probeguard.pipeline.base import PipelineOutput
+from probeguard.core.pipeline import PipelineOutput
 
 __all__ = ["ResponseCache"]
 

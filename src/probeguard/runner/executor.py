@@ -49,11 +49,11 @@ from typing import Any, Callable, Mapping, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from probeguard.dataset.models import Case
-from probeguard.errors import UnsupportedCapabilityError
-from probeguard.log.models import CaseError, CaseRecord, RunStats
+from probeguard.core.cases import Case
+from probeguard.core.errors import UnsupportedCapabilityError
+from probeguard.core.records import CaseError, CaseRecord, RunStats
 from probeguard.log.writer import RunLogWriter
-from probeguard.pipeline.base import Pipeline, PipelineOutput, Variation, check_capabilities
+from probeguard.core.pipeline import Pipeline, PipelineOutput, Variation, check_capabilities
 from probeguard.runner.cache import ResponseCache
 from probeguard.runner.retry import RetryPolicy, is_transient
 

@@ -24,8 +24,8 @@ import sys
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from probeguard.errors import PipelineCallError
-from probeguard.hashing import sha256_hex
+from probeguard.core.errors import PipelineCallError
+from probeguard.core.hashing import sha256_hex
 
 
 class RetryPolicy(BaseModel):

@@ -16,34 +16,9 @@ import math
 from typing import Sequence
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict
+from probeguard.core.estimate import Estimate
 
 Z_95 = 1.959963984540054
-
-
-class Estimate(BaseModel):
-    """A point estimate with its interval, sample size and the method that made it."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=True)
-
-    value: float
-    low: float
-    high: float
-    n: int
-    method: str
-
-    @property
-    def defined(self) -> bool:
-        return self.n > 0 and not math.isnan(self.value)
-
-    def format(self, digits: int = 3, percent: bool = False) -> str:
-        """``0.412 [0.301, 0.531] (n=40)``; ``n/a (n=0)`` when undefined."""
-        if not self.defined:
-            return f"n/a (n={self.n})"
-        if percent:
-            return (f"{self.value * 100:.1f}% [{self.low * 100:.1f}, {self.high * 100:.1f}]"
-                    f" (n={self.n})")
-        return f"{self.value:.{digits}f} [{self.low:.{digits}f}, {self.high:.{digits}f}] (n={self.n})"
 
 
 def wilson(successes: int, n: int, z: float = Z_95) -> Estimate:

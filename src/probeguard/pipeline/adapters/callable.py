@@ -42,9 +42,9 @@ from typing import Any, Callable, Iterable
 
 from pydantic import ValidationError
 
-from probeguard.errors import InputError, PipelineCallError
-from probeguard.hashing import sha256_hex
-from probeguard.pipeline.base import (Capability, PipelineOutput, RetrievedChunk, Usage,
+from probeguard.core.errors import InputError, PipelineCallError
+from probeguard.core.hashing import sha256_hex
+from probeguard.core.pipeline import (Capability, PipelineOutput, RetrievedChunk, Usage,
                                       Variation, check_capabilities)
 
 __all__ = ["CallablePipeline", "to_output", "parse_capabilities"]

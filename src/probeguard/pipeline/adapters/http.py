@@ -52,12 +52,12 @@ from datetime import datetime, timezone
 from typing import Any, Iterable, Mapping
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-from probeguard.errors import InputError, PipelineCallError
-from probeguard.hashing import canonical_json, digest, sha256_hex
+from probeguard.core.errors import InputError, PipelineCallError
+from probeguard.core.hashing import canonical_json, digest, sha256_hex
 from probeguard.pipeline.adapters.callable import parse_capabilities
 from probeguard.pipeline.adapters.jsonpath import (PathError, PathSyntaxError, Segment,
                                                    has_wildcard, parse_path, resolve)
-from probeguard.pipeline.base import (Capability, PipelineOutput, RetrievedChunk, Variation,
+from probeguard.core.pipeline import (Capability, PipelineOutput, RetrievedChunk, Variation,
                                       check_capabilities)
 
 __all__ = ["HttpPipeline", "parse_retry_after", "expand_env", "redact_url"]

@@ -26,7 +26,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Union
 
-from probeguard.errors import PipelineCallError
+from probeguard.core.errors import PipelineCallError
 
 __all__ = ["PathError", "PathSyntaxError", "Key", "Index", "Wildcard", "parse_path", "resolve",
            "has_wildcard"]

@@ -7,7 +7,7 @@
 - ``conflict``: two retrieved documents disagree on a number or date (flag or refuse);
 - ``grounding``: refuse an answer its contexts do not support (offline judge);
 - ``sanitise``: strip instruction-like sentences from retrieved text (spotlighting lives in
-  ``probeguard.pipeline.prompts.spotlight``);
+  ``probeguard.models.prompts.spotlight``);
 - ``gate``: ``min_score`` per retrieval backend, and ``calibrate_gate``;
 - ``expansion``: query expansion with the paraphrase tables.
 
@@ -16,6 +16,6 @@ Only the config is imported here, so ``probeguard.config.models`` stays cheap to
 
 from __future__ import annotations
 
-from probeguard.pipeline.defences.config import DefencesConfig
+from probeguard.core.defences import DefencesConfig
 
 __all__ = ["DefencesConfig"]

@@ -18,8 +18,8 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from probeguard.pipeline.base import ORACLE_DOC_ID, RetrievedChunk
-from probeguard.text import sentence_spans
+from probeguard.core.pipeline import ORACLE_DOC_ID, RetrievedChunk
+from probeguard.nlp.text import sentence_spans
 
 __all__ = ["POLARITY_REASON", "conflicts", "touches"]
 
@@ -37,7 +37,7 @@ def conflicts(chunks: Sequence[RetrievedChunk]) -> list[dict[str, Any]]:
     (``a`` the chunk whose sentence is the claim), in rank order, each pair of sentences once."""
     from probeguard.detectors.contradiction import date_mentions, number_mentions
     from probeguard.detectors.offline_judge import OfflineJudge
-    from probeguard.pipeline.generators.base import Context
+    from probeguard.core.pipeline import Context
 
     judge = OfflineJudge()
     found: list[dict[str, Any]] = []

@@ -19,7 +19,7 @@ from typing import Sequence
 
 from probeguard.pipeline.defences.ranking import renumber
 from probeguard.pipeline.retrievers.base import Hit
-from probeguard.text import words
+from probeguard.nlp.text import words
 
 __all__ = ["NEAR_DUPLICATE", "dedupe", "near_duplicate", "shingles"]
 

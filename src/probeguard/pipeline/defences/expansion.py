@@ -1,6 +1,6 @@
 """Query expansion with the paraphrase probe's synonym and jargon tables.
 
-The tables (``probeguard.probes.paraphrase.SYNONYMS`` and ``JARGON``: ``return/v → send back,
+The tables (``probeguard.nlp.paraphrase.SYNONYMS`` and ``JARGON``: ``return/v → send back,
 give back``; ``send back → remit``; ...) are read as an undirected graph of phrases: each key
 (its ``/n`` / ``/v`` tag dropped) is linked to each of its alternatives (``*`` marks dropped).
 Phrases and the query are compared as sequences of stemmed words (the extractive generator's
@@ -19,13 +19,13 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from probeguard.text import words
+from probeguard.nlp.text import words
 
 __all__ = ["expand_query", "expansion_terms"]
 
 
 def _stems(text: str) -> tuple[str, ...]:
-    from probeguard.pipeline.generators.extractive import stem
+    from probeguard.models.generators.extractive import stem
 
     return tuple(stem(w) for w in words(text))
 
@@ -33,7 +33,7 @@ def _stems(text: str) -> tuple[str, ...]:
 @lru_cache(maxsize=1)
 def _graph() -> tuple[tuple[tuple[str, ...], tuple[str, ...]], ...]:
     """(stemmed phrase, its neighbours as text) for every phrase of the two tables."""
-    from probeguard.probes.paraphrase import JARGON, SYNONYMS
+    from probeguard.nlp.paraphrase import JARGON, SYNONYMS
 
     links: dict[str, list[str]] = {}
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from probeguard.pipeline.generators.base import Context
+from probeguard.core.pipeline import Context
 
 __all__ = ["check_grounding"]
 

@@ -1,8 +1,8 @@
 """The instruction sanitiser: instruction-like sentences are cut out of retrieved text before
 the generator sees it.
 
-Per context, each sentence (``probeguard.text.sentence_spans``) is *folded* as a reader sees
-it (``probeguard.probes.poison_texts.fold``: NFKC, zero-width characters dropped, Cyrillic and
+Per context, each sentence (``probeguard.nlp.text.sentence_spans``) is *folded* as a reader sees
+it (``probeguard.nlp.obfuscation.fold``: NFKC, zero-width characters dropped, Cyrillic and
 Greek look-alikes mapped to Latin) and removed when
 
 1. the folded sentence holds an attack phrase (``probeguard.detectors.fabrication.
@@ -29,7 +29,7 @@ import binascii
 import re
 from typing import Any, Sequence
 
-from probeguard.text import sentence_spans
+from probeguard.nlp.text import sentence_spans
 
 __all__ = ["instruction_phrases", "payload_tokens", "sanitise_texts"]
 
@@ -39,7 +39,7 @@ _ADDRESS = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+|\bhttps?://\S+|\bwww\.\S+",
 
 
 def _fold(text: str) -> str:
-    from probeguard.probes.poison_texts import fold
+    from probeguard.nlp.obfuscation import fold
 
     return fold(text)
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from probeguard.pipeline.rerankers.base import Reranker
-from probeguard.plugins import construct, load_class
+from probeguard.core.plugins import construct, load_class
 
 RERANKERS: dict[str, tuple[str, str]] = {
     "lexical": ("probeguard.pipeline.rerankers.lexical", "LexicalReranker"),

@@ -8,7 +8,7 @@ from __future__ import annotations
 import threading
 from typing import Any, Sequence
 
-from probeguard.errors import MissingExtraError
+from probeguard.core.errors import MissingExtraError
 from probeguard.pipeline.rerankers.base import Reranker
 from probeguard.pipeline.retrievers.base import Hit
 

@@ -1,6 +1,6 @@
 """An offline re-ranker: idf-weighted query-term coverage plus phrase and proximity bonuses.
 
-Over the content words (``probeguard.text.content_words``: lower-cased, stopwords removed) of
+Over the content words (``probeguard.nlp.text.content_words``: lower-cased, stopwords removed) of
 the query q and of each candidate d among the n candidates:
 
     idf(t)       = ln(1 + (n − df(t) + 0.5) / (df(t) + 0.5))   df over the candidates
@@ -23,7 +23,7 @@ from typing import Any, Sequence
 
 from probeguard.pipeline.rerankers.base import Reranker
 from probeguard.pipeline.retrievers.base import Hit
-from probeguard.text import content_words
+from probeguard.nlp.text import content_words
 
 
 def shortest_window(tokens: Sequence[str], terms: set[str]) -> int:

@@ -7,7 +7,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
-from probeguard.corpus.models import Chunk
+from probeguard.core.documents import Chunk
 
 
 @dataclass(frozen=True, slots=True)

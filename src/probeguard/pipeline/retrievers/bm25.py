@@ -31,8 +31,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from probeguard.corpus.models import Chunk
-from probeguard.errors import MissingExtraError
+from probeguard.core.documents import Chunk
+from probeguard.core.errors import MissingExtraError
 from probeguard.pipeline.retrievers.base import Hit, Retriever, SearchRequest
 from probeguard.pipeline.retrievers.filters import (ChunkMask, hits_from, merge_ranked,
                                                     top_k_indices, visibility)

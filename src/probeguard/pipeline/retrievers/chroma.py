@@ -19,10 +19,10 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from probeguard.corpus.models import Chunk
-from probeguard.errors import MissingExtraError
-from probeguard.hashing import canonical_json
-from probeguard.pipeline.embedders.base import Embedder
+from probeguard.core.documents import Chunk
+from probeguard.core.errors import MissingExtraError
+from probeguard.core.hashing import canonical_json
+from probeguard.models.embedders.base import Embedder
 from probeguard.pipeline.retrievers.base import Hit, Retriever, SearchRequest
 from probeguard.pipeline.retrievers.dense import fitted_copy
 from probeguard.pipeline.retrievers.filters import (hits_from, merge_ranked, normalize_filters,

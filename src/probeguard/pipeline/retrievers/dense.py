@@ -21,8 +21,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from probeguard.corpus.models import Chunk
-from probeguard.pipeline.embedders.base import Embedder
+from probeguard.core.documents import Chunk
+from probeguard.models.embedders.base import Embedder
 from probeguard.pipeline.retrievers.base import Hit, Retriever, SearchRequest
 from probeguard.pipeline.retrievers.filters import (ChunkMask, hits_from, merge_ranked,
                                                     top_k_indices, visibility)

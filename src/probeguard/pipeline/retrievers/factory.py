@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from typing import Any, Callable, Mapping
 
-from probeguard.pipeline.embedders.base import Embedder
-from probeguard.pipeline.embedders.factory import make_embedder
-from probeguard.plugins import construct, load_class
+from probeguard.models.embedders.base import Embedder
+from probeguard.models.embedders.factory import make_embedder
+from probeguard.core.plugins import construct, load_class
 from probeguard.pipeline.retrievers.base import Retriever
 
 RETRIEVERS: dict[str, tuple[str, str]] = {

@@ -25,7 +25,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from probeguard.corpus.models import Chunk
+from probeguard.core.documents import Chunk
 from probeguard.pipeline.retrievers.base import Hit, SearchRequest
 
 _MULTI = (list, tuple, set, frozenset)

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from probeguard.corpus.models import Chunk
+from probeguard.core.documents import Chunk
 from probeguard.pipeline.retrievers.base import Hit, Retriever, SearchRequest
 from probeguard.pipeline.retrievers.filters import hits_from, merge_ranked
 

@@ -1,0 +1,53 @@
+"""Cases: one question put to a pipeline, with what a correct answer looks like.
+
+A probe generates cases; the runner executes them; scoring compares the output with
+``expected``. The cache key depends only on what can change the pipeline's output — the
+question and the variation — never on the case id, tags or expectations.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from probeguard.core.hashing import digest, sha256_hex
+from probeguard.core.pipeline import Variation
+
+
+class Expected(BaseModel):
+    """What a correct answer looks like. Empty lists mean "not checked"."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    mode: Literal["answer", "abstain", "correct_premise"] = "answer"
+    """``answer``: the answer should hold one of ``answers``; ``abstain``: the pipeline
+    should refuse; ``correct_premise``: the answer should correct the question's premise."""
+    answers: tuple[str, ...] = ()
+    """Acceptable answer strings (any one counts)."""
+    evidence_doc_ids: tuple[str, ...] = ()
+    """Documents that hold the evidence; all are needed for multi-hop questions."""
+    contains: tuple[str, ...] = ()
+    excludes: tuple[str, ...] = ()
+
+
+class Case(BaseModel):
+    """One question to put to a pipeline."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    id: str = Field(min_length=1)
+    question: str = Field(min_length=1)
+    probe: str = "golden"
+    """The probe (or suite) that generated the case."""
+    variation: Variation = Field(default_factory=Variation)
+    expected: Expected = Field(default_factory=Expected)
+    tags: tuple[str, ...] = ()
+    meta: dict[str, Any] = Field(default_factory=dict)
+    """Probe-specific evidence for the reader (e.g. the paraphrase kind, the injected doc id)."""
+
+    def call_key(self, pipeline_fingerprint: str) -> str:
+        """Content address of the pipeline call this case makes:
+        sha256(pipeline fingerprint, question, canonical variation)."""
+        return sha256_hex(pipeline_fingerprint, self.question,
+                          digest(self.variation.model_dump(mode="json")))

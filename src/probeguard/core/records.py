@@ -1,0 +1,178 @@
+"""The run log: versioned models for ``run.jsonl`` (streamed) and ``run.json`` (final).
+
+``run.jsonl`` holds one JSON object a line: first a ``RunHeader`` (``"kind": "header"``), then
+one ``CaseRecord`` (``"kind": "case"``) per finished case, appended as each finishes, so a
+crash loses nothing and ``--resume`` can skip what is done. ``run.json`` is the ``RunLog``.
+``probeguard schema`` prints the JSON schema of ``RunLog``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from probeguard.core.cases import Case
+from probeguard.core.pipeline import PipelineOutput
+
+RUN_LOG_VERSION = 1
+
+
+class CaseError(BaseModel):
+    """Why a case has no output."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    type: str
+    """Exception class name, e.g. ``TimeoutError``, ``PipelineCallError``."""
+    message: str
+    transient: bool = False
+
+
+class CaseRecord(BaseModel):
+    """One executed case: its output or its error, and how it was obtained."""
+
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=True)
+
+    kind: Literal["case"] = "case"
+    case: Case
+    call_key: str
+    output: PipelineOutput | None = None
+    error: CaseError | None = None
+    cached: bool = False
+    """The output came from the on-disk cache: no pipeline call was made."""
+    attempts: int = 0
+    """Pipeline calls made for this case (0 when cached)."""
+    duration_s: float = 0.0
+    verdict: dict[str, Any] = Field(default_factory=dict)
+    """Scores and judgments, filled in after the run by detectors and metrics."""
+
+    @property
+    def ok(self) -> bool:
+        return self.output is not None
+
+
+class RunHeader(BaseModel):
+    """First line of ``run.jsonl``: enough to refuse resuming a different run."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    kind: Literal["header"] = "header"
+    version: int = RUN_LOG_VERSION
+    probeguard_version: str
+    pipeline_name: str
+    pipeline_fingerprint: str
+    corpus_fingerprint: str | None = None
+    seed: int = 0
+
+
+class RunStats(BaseModel):
+    """How the run went: calls made, cache hits, retries, errors."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    cases: int = 0
+    calls: int = 0
+    cache_hits: int = 0
+    resumed: int = 0
+    """Cases taken from an earlier ``run.jsonl`` by ``--resume``."""
+    retries: int = 0
+    errors: int = 0
+    wall_s: float = 0.0
+
+
+class ProbeGroup(BaseModel):
+    """One probe unit's verdict (e.g. a question under its paraphrases), with the evidence
+    a reader needs to see why it failed, and the ids of the cases it rests on."""
+
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=True)
+
+    probe: str
+    group: str
+    failed: bool | None
+    """None: the group could not be judged (``evidence["unscored"]`` says why)."""
+    case_ids: list[str]
+    evidence: dict[str, Any] = Field(default_factory=dict)
+
+
+class SwapRun(BaseModel):
+    """One counterfactual re-run of a failing case under a swap: enough to check it."""
+
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=True)
+
+    case_id: str
+    """``attribution:<swap>:<failing case id>``."""
+    of: str
+    """The failing case it re-runs."""
+    call_key: str
+    answer: str | None = None
+    refused: bool | None = None
+    retrieved_doc_ids: list[str] = Field(default_factory=list)
+    """Document ids by rank (the oracle's contexts carry their gold document ids)."""
+    error: CaseError | None = None
+
+
+class SwapOutcome(BaseModel):
+    """A swap's outcome for one failure: ``repaired``, ``not_repaired``, ``not_applicable``,
+    ``unsupported`` or ``error``, with the re-runs and the re-judged key numbers."""
+
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=True)
+
+    swap: str
+    outcome: str
+    reason: str = ""
+    removed_doc_ids: list[str] = Field(default_factory=list)
+    runs: list[SwapRun] = Field(default_factory=list)
+    judged: dict[str, Any] = Field(default_factory=dict)
+    """Re-judged with the swapped records in place: ``failed`` and the scalar evidence (a
+    probe group) or the golden verdict (a golden case)."""
+
+
+class Attribution(BaseModel):
+    """The surgeon's verdict on one failure (a failed golden case or probe group)."""
+
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=True)
+
+    kind: Literal["golden", "probe"]
+    probe: str
+    """``golden`` for a golden case."""
+    group: str
+    """The probe group (the case id for a golden case)."""
+    case_ids: list[str]
+    """The failing cases (roles) the swaps re-ran."""
+    cause: Literal["retriever", "chunker", "corpus", "prompt", "generator", "undetermined"]
+    also: list[str] = Field(default_factory=list)
+    """Other swaps that also repaired the failure."""
+    reason: str
+    basis: Literal["counterfactual", "observed"] = "counterfactual"
+    row: int = 0
+    """Row of the decision table (``probeguard.attribution.decide``)."""
+    notes: list[str] = Field(default_factory=list)
+    observed: dict[str, Any] = Field(default_factory=dict)
+    swaps: list[SwapOutcome] = Field(default_factory=list)
+    recommendation: dict[str, Any] | None = None
+    """``{cause, title, config_patch, other_pipelines, why}`` (``attribution.recommend``)."""
+
+
+class RunLog(BaseModel):
+    """The final record of a scan (``run.json``)."""
+
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=True)
+
+    version: int = RUN_LOG_VERSION
+    probeguard_version: str
+    config: dict[str, Any]
+    """The effective configuration (secrets never appear here: only env var names)."""
+    pipeline_name: str
+    pipeline_fingerprint: str
+    corpus_fingerprint: str | None = None
+    seed: int = 0
+    stats: RunStats = Field(default_factory=RunStats)
+    summary: dict[str, Any] = Field(default_factory=dict)
+    """Suite name → metric name → ``Estimate`` (as dict) or value."""
+    records: list[CaseRecord] = Field(default_factory=list)
+    groups: list[ProbeGroup] = Field(default_factory=list)
+    """Probe verdicts, one per probe group."""
+    attribution: list[Attribution] = Field(default_factory=list)
+    """Per attributed failure, its cause, evidence re-runs and fix (empty when attribution is
+    off); totals in ``summary["attribution"]``."""

@@ -1,0 +1,21 @@
+"""Where the corpus, golden questions and attack cases come from (``ScanConfig.corpus``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from probeguard.core.config import StrictModel
+
+
+class CorpusConfig(StrictModel):
+    path: Path | None = None
+    """A JSONL/JSON/CSV file or a folder of .txt/.md files. None with ``demo: true``."""
+    format: Literal["jsonl", "json", "csv", "folder"] | None = None
+    """Guessed from the path when omitted."""
+    questions: Path | None = None
+    """Golden questions (JSONL/JSON): ``{id, question, answers, evidence_doc_ids, mode, tags}``."""
+    attacks: Path | None = None
+    """Attack cases for the ``attack_types`` probe (JSONL/JSON): the golden-question fields
+    plus a required ``type`` (``probeguard.dataset.attack_types``). ``demo: true`` uses the
+    bundled ``attacks.jsonl``."""

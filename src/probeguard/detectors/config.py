@@ -1,0 +1,86 @@
+"""The claim judges of the standard metrics (``ScanConfig.judge``)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, field_validator
+
+from probeguard.core.config import StrictModel
+
+
+JUDGE_NAMES = ("offline", "nli", "llm")
+
+
+class OfflineJudgeConfig(StrictModel):
+    """``probeguard.detectors.OfflineJudge``: lexical entailment, no model."""
+
+    support: float = Field(default=0.75, gt=0.0, le=1.0)
+    """Least share of the claim's words a sentence must hold to support it."""
+    about: float = Field(default=0.5, gt=0.0, le=1.0)
+    """Least share for a sentence to be about the claim (and so able to contradict it)."""
+    relevance: float = Field(default=0.35, gt=0.0, le=1.0)
+    """Least idf-weighted support for a statement to be relevant to a question."""
+
+
+class NliJudgeConfig(StrictModel):
+    """``probeguard.detectors.NliJudge``: an NLI cross-encoder (extra
+    ``sentence-transformers``; the model comes from the Hugging Face hub)."""
+
+    model_name: str = "cross-encoder/nli-deberta-v3-base"
+    threshold: float = Field(default=0.5, gt=0.0, lt=1.0)
+    device: str = "cpu"
+    batch_size: int = Field(default=16, ge=1)
+
+
+class LlmJudgeConfig(StrictModel):
+    """``probeguard.detectors.LlmJudge`` over an OpenAI-compatible endpoint, temperature 0.
+    The key is read from the environment variable named by ``api_key_env`` (never written
+    in the config)."""
+
+    base_url: str = "https://api.openai.com/v1"
+    model: str = "gpt-4o-mini"
+    api_key_env: str | None = "OPENAI_API_KEY"
+    mode: Literal["claim", "pair"] = "claim"
+    """``claim``: one call per claim over all chunks; ``pair``: one call per (claim, chunk)."""
+    format_retries: int = Field(default=2, ge=0, le=10)
+    """Re-asks after a malformed reply; then the cell is unscored with the reason."""
+    max_tokens: int = Field(default=512, ge=1)
+    timeout_s: float = Field(default=60.0, gt=0)
+    max_retries: int = Field(default=3, ge=0, le=20)
+    """HTTP retries (429, 5xx, timeouts)."""
+    seed: int | None = None
+    concurrency: int = Field(default=8, ge=1, le=256)
+
+
+class ConsensusConfig(StrictModel):
+    """Several judges vote per (claim, chunk) cell (``probeguard.detectors.Consensus``)."""
+
+    judges: list[Literal["offline", "nli", "llm"]] = Field(min_length=2)
+    """Each built from its section of ``judge`` (``judge.offline``, ``judge.nli``, ...)."""
+    rule: Literal["majority", "unanimous"] = "majority"
+
+    @field_validator("judges")
+    @classmethod
+    def _unique_judges(cls, names: list[str]) -> list[str]:
+        if len(set(names)) != len(names):
+            raise ValueError("a judge is listed more than once")
+        return names
+
+
+class JudgeConfig(StrictModel):
+    """The claim judge of the standard metrics (``probeguard eval`` and the golden questions
+    of a scan)."""
+
+    name: Literal["offline", "nli", "llm"] = "offline"
+    """The judge; ignored when ``consensus`` is set."""
+    offline: OfflineJudgeConfig = Field(default_factory=OfflineJudgeConfig)
+    nli: NliJudgeConfig = Field(default_factory=NliJudgeConfig)
+    llm: LlmJudgeConfig = Field(default_factory=LlmJudgeConfig)
+    position_swap: bool = False
+    """Judge twice, the contexts reversed the second time; a cell whose verdict changes
+    becomes unscored (``probeguard.detectors.PositionSwap``)."""
+    consensus: ConsensusConfig | None = None
+    relevance: Literal["auto", "offline", "llm"] = "auto"
+    """Who decides relevance (contextual and answer relevancy): ``auto`` is the LLM judge when
+    ``llm`` is the judge or one of the consensus, else the offline heuristics."""

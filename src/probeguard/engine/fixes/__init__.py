@@ -1,0 +1,12 @@
+"""Fix verification: apply each recommended fix (``attribution.recommend``) to the reference
+pipeline's config, re-run the failures it targets and the benign controls, and measure the
+failure rate and the false refusals before and after (``verify``), with a verdict per fix
+(``verdict``). ``probeguard fix RUN_DIR`` writes ``RUN_DIR/fix/fix.json`` and ``fix.md``.
+"""
+
+from probeguard.engine.fixes.patch import apply_patch, merge_patches, parse_patch_option
+from probeguard.engine.fixes.verdict import FixCounts, VERDICTS, decide_fix
+from probeguard.engine.fixes.verify import Fix, FixRun, collect_fixes, load_run, verify_fixes
+
+__all__ = ["Fix", "FixCounts", "FixRun", "VERDICTS", "apply_patch", "collect_fixes",
+           "decide_fix", "load_run", "merge_patches", "parse_patch_option", "verify_fixes"]

@@ -1,0 +1,134 @@
+"""Side by side: one scan per retrieval backend (dense, BM25, hybrid RRF) of the reference
+pipeline, on the same corpus, questions, probes and seed, and one comparison of them.
+
+Each backend's scan is a normal run directory (``<out>/<backend>/run.json``, ``report.md``);
+``<out>/comparison.json`` and ``comparison.md`` put their headline rates in one table and
+show how a ``min_score`` gate behaves on each backend's scores (``metrics.gate``): the top
+retrieved score of answerable golden questions against that of unanswerable ones (golden
+``abstain`` questions and the ``unanswerable`` probe's), its AUROC, whether it saturates,
+the configured gate's false-refusal and abstention rates, and the best gate's.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from probeguard.config.models import ScanConfig
+from probeguard.core.errors import InputError
+from probeguard.core.io import atomic_write_text, json_safe
+from probeguard.core.records import RunLog
+from probeguard.metrics.gate import gate_analysis, gate_scores
+from probeguard.engine.scan import ScanResult, load_inputs, scan
+
+BACKENDS = ("dense", "bm25", "hybrid")
+COMPARISON_JSON = "comparison.json"
+COMPARISON_MD = "comparison.md"
+
+HEADLINES: tuple[tuple[str, str], ...] = (
+    ("evidence hit@k", "golden.retrieval_hit_at_k"),
+    ("answer contains", "golden.answer_contains"),
+    ("poisoning: attack success", "probes.corpus_poisoning.attack_success_rate"),
+    ("poisoning: evaded", "probes.corpus_poisoning.evaded_rate"),
+    ("completion under attack", "probes.corpus_poisoning.completion_under_attack"),
+    ("prompt hijack", "probes.prompt_hijack.failure_rate"),
+    ("contradiction", "probes.corpus_contradiction.failure_rate"),
+    ("unanswerable: fabrication", "probes.unanswerable.fabrication_rate"),
+    ("unanswerable: refusal", "probes.unanswerable.refusal_rate"),
+    ("benign: false refusal", "probes.benign_control.false_refusal_rate"),
+    ("attack types: pass", "probes.attack_types.overall.pass"),
+    ("chunk fracture", "probes.chunk_fracture.failure_rate"),
+    ("retrieval gap", "probes.retrieval_gap.failure_rate"),
+    ("FCS", "fcs.value"),
+)
+"""(label, dotted path into ``run.json`` ``summary``) of the comparison's rows."""
+
+
+@dataclass(frozen=True)
+class SweepResult:
+    runs: dict[str, ScanResult]
+    comparison: dict[str, Any]
+    out_dir: Path
+
+    @property
+    def report_path(self) -> Path:
+        return self.out_dir / COMPARISON_MD
+
+
+def backend_config(config: ScanConfig, backend: str, min_score: float | None) -> ScanConfig:
+    """``config`` with the reference pipeline's retriever replaced by ``backend`` (its
+    default settings), gated at ``min_score`` when given."""
+    retriever: dict[str, Any] = {"name": backend}
+    if min_score is not None:
+        retriever["min_score"] = min_score
+    reference = config.pipeline.reference.model_copy(update={"retriever": retriever})
+    pipeline = config.pipeline.model_copy(update={"reference": reference})
+    return config.model_copy(update={"pipeline": pipeline})
+
+
+def sweep_backends(config: ScanConfig, out_dir: str | Path, *,
+                   backends: Sequence[str] = BACKENDS, min_score: float | None = None,
+                   progress: Callable[[str, int, int], None] | None = None) -> SweepResult:
+    """Scan with each backend in turn, then write the comparison (module docstring).
+    ``min_score`` gates every backend at the same threshold (None: no gate)."""
+    if config.pipeline.type != "reference":
+        raise InputError("a backend sweep swaps the reference pipeline's retriever; "
+                         f"pipeline.type is '{config.pipeline.type}'", field="pipeline.type")
+    names = list(dict.fromkeys(backends))
+    unknown = [b for b in names if b not in BACKENDS]
+    if not names or unknown:
+        raise InputError(f"backends must be among {', '.join(BACKENDS)}; got {', '.join(names) or 'none'}",
+                         field="backends")
+    out = Path(out_dir)
+    inputs = load_inputs(config)
+    runs: dict[str, ScanResult] = {}
+    for backend in names:
+        step = (lambda done, total, b=backend: progress(b, done, total)) if progress else None
+        runs[backend] = scan(backend_config(config, backend, min_score), out / backend,
+                             progress=step, inputs=inputs)
+    comparison = json_safe(compare_runs({b: r.run for b, r in runs.items()},
+                                         min_score=min_score))
+    out.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(out / COMPARISON_JSON,
+                      json.dumps(comparison, indent=2, allow_nan=False) + "\n")
+    from probeguard.reports.comparison import render_comparison
+
+    atomic_write_text(out / COMPARISON_MD, render_comparison(comparison))
+    return SweepResult(runs=runs, comparison=comparison, out_dir=out)
+
+
+def lookup(summary: dict[str, Any], path: str) -> Any:
+    """The value at a dotted ``path`` of ``summary``; None when any step is missing."""
+    value: Any = summary
+    for key in path.split("."):
+        if not isinstance(value, dict) or key not in value:
+            return None
+        value = value[key]
+    return value
+
+
+def compare_runs(runs: dict[str, RunLog], *, min_score: float | None = None) -> dict[str, Any]:
+    """The comparison of backend runs: headline rows and each backend's gate analysis."""
+    rows = [{"label": label, "path": path,
+             "values": {b: lookup(run.summary, path) for b, run in runs.items()}}
+            for label, path in HEADLINES]
+    rows = [r for r in rows if any(v is not None for v in r["values"].values())]
+    gates = {}
+    for backend, run in runs.items():
+        answerable, unanswerable = gate_scores(run.records)
+        gates[backend] = gate_analysis(answerable, unanswerable, configured=min_score)
+    first = next(iter(runs.values()))
+    return {
+        "backends": list(runs),
+        "seed": first.seed,
+        "corpus_fingerprint": first.corpus_fingerprint,
+        "min_score": min_score,
+        "pipelines": {b: {"fingerprint": run.pipeline_fingerprint,
+                          "retriever": lookup(run.config, "pipeline.reference.retriever")}
+                      for b, run in runs.items()},
+        "rows": rows,
+        "gate": gates,
+        "cases": {b: run.stats.cases for b, run in runs.items()},
+    }

@@ -1,0 +1,36 @@
+"""The generator interface: question + numbered contexts → answer with citations."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+from probeguard.core.pipeline import Context, Usage
+from probeguard.models.prompts import PromptTemplate
+
+
+@dataclass(frozen=True, slots=True)
+class Generation:
+    text: str
+    cited_chunk_ids: tuple[str, ...] = ()
+    refused: bool = False
+    usage: Usage = field(default_factory=Usage)
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+class Generator(ABC):
+    """Generators are called from worker threads: ``generate`` must be thread-safe (a
+    generator around a non-reentrant model holds a lock). Natively async generators (HTTP
+    clients) also implement ``agenerate``; the reference pipeline prefers it."""
+
+    name: str = ""
+
+    @abstractmethod
+    def generate(self, question: str, contexts: Sequence[Context], prompt: PromptTemplate) -> Generation:
+        ...
+
+    @abstractmethod
+    def config(self) -> dict[str, Any]:
+        """Canonical settings, part of the pipeline fingerprint."""
+
