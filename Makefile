@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 SHARED_DATA ?= $(abspath ../shared/data)
 
-.PHONY: install demo test bench clean
+.PHONY: install demo lint test test-fast bench clean
 
 $(STAMP): requirements.lock pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -21,7 +21,13 @@ install: $(STAMP)
 demo: install
 	$(BIN)/probeguard scan --demo --out runs/demo
 
-test: install
+# Lint: ruff (lint + format), the import contract (layers, in pyproject.toml).
+lint: install
+	$(BIN)/ruff check src tests benchmarks examples
+	$(BIN)/ruff format --check src tests benchmarks examples
+	$(BIN)/lint-imports
+
+test: lint
 	PROBEGUARD_SHARED_DATA=$(SHARED_DATA) $(BIN)/python -m pytest -q -p no:cacheprovider
 
 bench: install

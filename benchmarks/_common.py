@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import statistics
 import time
-from typing import Callable
+from collections.abc import Callable
 
 
 def median_seconds(fn: Callable[[], object], repeats: int = 5) -> float:
@@ -18,12 +18,21 @@ def median_seconds(fn: Callable[[], object], repeats: int = 5) -> float:
     return statistics.median(times)
 
 
-def report(name: str, figure: float, unit: str, baseline_name: str, baseline: float,
-           *, higher_is_better: bool) -> str:
+def report(
+    name: str,
+    figure: float,
+    unit: str,
+    baseline_name: str,
+    baseline: float,
+    *,
+    higher_is_better: bool,
+) -> str:
     """One line: the figure, the baseline measured in the same run, and the ratio
     (> 1 means ours is better)."""
     ratio = figure / baseline if higher_is_better else baseline / figure
-    line = (f"{name}: {figure:,.3f} {unit} | baseline {baseline_name}: {baseline:,.3f} {unit} | "
-            f"ratio {ratio:,.3g}x ({'higher' if higher_is_better else 'lower'} is better)")
+    line = (
+        f"{name}: {figure:,.3f} {unit} | baseline {baseline_name}: {baseline:,.3f} {unit} | "
+        f"ratio {ratio:,.3g}x ({'higher' if higher_is_better else 'lower'} is better)"
+    )
     print(line, flush=True)
     return line

@@ -48,11 +48,12 @@ def demo_passages(n: int, seed: int = SEED, max_sentences: int = 4) -> list[str]
         for i in range(len(sentences)):
             for length in range(1, max_sentences + 1):
                 if i + length <= len(sentences):
-                    candidates.append(" ".join(sentences[i:i + length]))
+                    candidates.append(" ".join(sentences[i : i + length]))
     candidates = sorted(set(candidates))
     if n > len(candidates):
-        raise ValueError(f"only {len(candidates)} distinct passages in the demo corpus; "
-                         f"asked for {n}")
+        raise ValueError(
+            f"only {len(candidates)} distinct passages in the demo corpus; asked for {n}"
+        )
     rng = np.random.default_rng([seed, 4])
     return [candidates[i] for i in rng.choice(len(candidates), size=n, replace=False)]
 
@@ -76,9 +77,12 @@ def run(n_docs: int = 500, rounds: int = 3, threads: int | None = None) -> None:
     tokenizer.no_padding()
     tokenizer.no_truncation()
     pieces = [len(e.ids) for e in tokenizer.encode_batch(texts)]
-    print(f"-- {len(texts)} demo-corpus passages: mean {statistics.fmean(pieces):.0f} word "
-          f"pieces (min {min(pieces)}, max {max(pieces)}), "
-          f"{statistics.fmean(len(t.split()) for t in texts):.0f} words", flush=True)
+    print(
+        f"-- {len(texts)} demo-corpus passages: mean {statistics.fmean(pieces):.0f} word "
+        f"pieces (min {min(pieces)}, max {max(pieces)}), "
+        f"{statistics.fmean(len(t.split()) for t in texts):.0f} words",
+        flush=True,
+    )
 
     hashing = HashingTfidfEmbedder()
     hashing.fit(texts)
@@ -93,21 +97,37 @@ def run(n_docs: int = 500, rounds: int = 3, threads: int | None = None) -> None:
     hashing_s = statistics.median(hashing_times)
     label = "default" if threads is None else str(threads)
     minilm_rate, hashing_rate = len(texts) / minilm_s, len(texts) / hashing_s
-    report(f"MiniLM int8 ONNX embed {len(texts)} passages (threads {label}, median of "
-           f"{rounds}, ours)", minilm_rate, "docs/s", "hashing TF-IDF", hashing_rate,
-           higher_is_better=True)
-    print(f"  (ratio = 1/{hashing_rate / minilm_rate:,.0f}: hashing TF-IDF is that many times "
-          "faster)", flush=True)
-    print(f"MiniLM load (onnxruntime import + session + tokenizer): {load:.3f} s, the time "
-          f"MiniLM takes to embed ~{load * minilm_rate:,.0f} of these passages", flush=True)
+    report(
+        f"MiniLM int8 ONNX embed {len(texts)} passages (threads {label}, median of {rounds}, ours)",
+        minilm_rate,
+        "docs/s",
+        "hashing TF-IDF",
+        hashing_rate,
+        higher_is_better=True,
+    )
+    print(
+        f"  (ratio = 1/{hashing_rate / minilm_rate:,.0f}: hashing TF-IDF is that many times "
+        "faster)",
+        flush=True,
+    )
+    print(
+        f"MiniLM load (onnxruntime import + session + tokenizer): {load:.3f} s, the time "
+        f"MiniLM takes to embed ~{load * minilm_rate:,.0f} of these passages",
+        flush=True,
+    )
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--docs", type=int, default=500)
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--threads", type=int, default=None,
-                        help="onnxruntime intra-op threads (default: onnxruntime's own)")
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=None,
+        help="onnxruntime intra-op threads (default: onnxruntime's own)",
+    )
     args = parser.parse_args()
     run(args.docs, args.rounds, args.threads)

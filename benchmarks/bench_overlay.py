@@ -32,15 +32,22 @@ from __future__ import annotations
 import argparse
 import statistics
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Sequence
 
 import numpy as np
 
 from benchmarks._common import report
-from benchmarks.bench_retrieval import (SEED, ProjectedHashingEmbedder, SyntheticCorpus,
-                                        _size_label, make_corpus, make_queries, paired_medians,
-                                        parse_sizes)
+from benchmarks.bench_retrieval import (
+    SEED,
+    ProjectedHashingEmbedder,
+    SyntheticCorpus,
+    _size_label,
+    make_corpus,
+    make_queries,
+    paired_medians,
+    parse_sizes,
+)
 from probeguard.core.documents import Chunk, Document
 from probeguard.pipeline.retrievers.base import Hit, Retriever, SearchRequest
 
@@ -49,8 +56,9 @@ N_POISON = 5
 POISON_WORDS = (10, 25)
 
 
-def make_poison(corpus: SyntheticCorpus, queries: Sequence[str], seed: int = SEED
-                ) -> list[list[Chunk]]:
+def make_poison(
+    corpus: SyntheticCorpus, queries: Sequence[str], seed: int = SEED
+) -> list[list[Chunk]]:
     """For each query, ``N_POISON`` chunks of one document ``poison-<i>``: the query's words
     followed by 10–25 Zipf-distributed corpus words."""
     rng = np.random.default_rng([seed, 3, len(corpus.chunks)])
@@ -83,7 +91,7 @@ class Agreement:
     poison_top1_b: list[bool]
 
     @classmethod
-    def empty(cls) -> "Agreement":
+    def empty(cls) -> Agreement:
         return cls([], [], [], [], [], [])
 
     def add(self, a: list[Hit], b: list[Hit]) -> None:
@@ -103,18 +111,26 @@ class Agreement:
         def pct(xs: Sequence[float]) -> str:
             return f"{100 * statistics.fmean(xs):.1f}%" if xs else "n/a"
 
-        return (f"{name}: {len(self.overlap)} queries | top-{K} overlap {pct(self.overlap)} | "
-                f"top-1 same {pct(self.top1)} | identical top-{K} {pct(self.identical)} | "
-                f"best poison rank same {pct(self.poison_rank_equal)} | poison at rank 1: "
-                f"overlay {pct(self.poison_top1_a)}, re-index {pct(self.poison_top1_b)}")
+        return (
+            f"{name}: {len(self.overlap)} queries | top-{K} overlap {pct(self.overlap)} | "
+            f"top-1 same {pct(self.top1)} | identical top-{K} {pct(self.identical)} | "
+            f"best poison rank same {pct(self.poison_rank_equal)} | poison at rank 1: "
+            f"overlay {pct(self.poison_top1_a)}, re-index {pct(self.poison_top1_b)}"
+        )
 
 
 def _poison_rank(hits: list[Hit]) -> int | None:
     return next((h.rank for h in hits if h.chunk.doc_id.startswith("poison-")), None)
 
 
-def bench_one(kind: str, make: Callable[[], Retriever], corpus: SyntheticCorpus,
-              queries: Sequence[str], poison: Sequence[Sequence[Chunk]], n_agree: int) -> None:
+def bench_one(
+    kind: str,
+    make: Callable[[], Retriever],
+    corpus: SyntheticCorpus,
+    queries: Sequence[str],
+    poison: Sequence[Sequence[Chunk]],
+    n_agree: int,
+) -> None:
     label = _size_label(len(corpus.chunks))
     retriever = make()
     retriever.index(corpus.chunks)
@@ -140,17 +156,32 @@ def bench_one(kind: str, make: Callable[[], Retriever], corpus: SyntheticCorpus,
         agreement.add(overlay(item), b)
     reindex_s = statistics.median(reindex_times)
 
-    report(f"{kind} poisoned query {label} chunks + {N_POISON} poison, top {K}, overlay "
-           f"(ours, median of {len(pairs)})", overlay_s * 1e3, "ms",
-           f"full re-index + query (median of {len(reindex_times)})", reindex_s * 1e3,
-           higher_is_better=False)
-    report(f"{kind} poisoned query {label} chunks, overlay (ours)", overlay_s * 1e3, "ms",
-           "same query without overlay", plain_s * 1e3, higher_is_better=False)
+    report(
+        f"{kind} poisoned query {label} chunks + {N_POISON} poison, top {K}, overlay "
+        f"(ours, median of {len(pairs)})",
+        overlay_s * 1e3,
+        "ms",
+        f"full re-index + query (median of {len(reindex_times)})",
+        reindex_s * 1e3,
+        higher_is_better=False,
+    )
+    report(
+        f"{kind} poisoned query {label} chunks, overlay (ours)",
+        overlay_s * 1e3,
+        "ms",
+        "same query without overlay",
+        plain_s * 1e3,
+        higher_is_better=False,
+    )
     print(agreement.line(f"{kind} {label} overlay vs re-index agreement"), flush=True)
 
 
-def run(sizes: Sequence[int] = (10_000, 100_000), n_queries: int = 200,
-        agree_queries: int = 50, agree_queries_large: int = 50) -> None:
+def run(
+    sizes: Sequence[int] = (10_000, 100_000),
+    n_queries: int = 200,
+    agree_queries: int = 50,
+    agree_queries_large: int = 50,
+) -> None:
     from probeguard.pipeline.retrievers.bm25 import BM25Retriever
     from probeguard.pipeline.retrievers.dense import DenseRetriever
 
@@ -159,25 +190,47 @@ def run(sizes: Sequence[int] = (10_000, 100_000), n_queries: int = 200,
         queries = make_queries(corpus, n_queries)
         poison = make_poison(corpus, queries)
         n_agree = agree_queries if n <= 10_000 else agree_queries_large
-        print(f"-- corpus {_size_label(n)}: {len(corpus.chunks):,} chunks; {len(queries)} "
-              f"queries x {N_POISON} poison chunks; {n_agree} re-indexes per retriever",
-              flush=True)
+        print(
+            f"-- corpus {_size_label(n)}: {len(corpus.chunks):,} chunks; {len(queries)} "
+            f"queries x {N_POISON} poison chunks; {n_agree} re-indexes per retriever",
+            flush=True,
+        )
         bench_one("BM25", BM25Retriever, corpus, queries, poison, n_agree)
-        bench_one("dense", lambda: DenseRetriever(ProjectedHashingEmbedder()), corpus,
-                  queries, poison, n_agree)
+        bench_one(
+            "dense",
+            lambda: DenseRetriever(ProjectedHashingEmbedder()),
+            corpus,
+            queries,
+            poison,
+            n_agree,
+        )
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--sizes", type=parse_sizes, default=[10_000, 100_000],
-                        help="comma-separated corpus sizes in chunks (default 10000,100000)")
-    parser.add_argument("--queries", type=int, default=200,
-                        help="poisoned queries timed with the overlay")
-    parser.add_argument("--agree-queries", type=int, default=50,
-                        help="re-indexes (queries) for agreement at sizes <= 10000")
-    parser.add_argument("--agree-queries-large", type=int, default=50,
-                        help="re-indexes (queries) for agreement at sizes > 10000")
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--sizes",
+        type=parse_sizes,
+        default=[10_000, 100_000],
+        help="comma-separated corpus sizes in chunks (default 10000,100000)",
+    )
+    parser.add_argument(
+        "--queries", type=int, default=200, help="poisoned queries timed with the overlay"
+    )
+    parser.add_argument(
+        "--agree-queries",
+        type=int,
+        default=50,
+        help="re-indexes (queries) for agreement at sizes <= 10000",
+    )
+    parser.add_argument(
+        "--agree-queries-large",
+        type=int,
+        default=50,
+        help="re-indexes (queries) for agreement at sizes > 10000",
+    )
     args = parser.parse_args()
     if min(args.agree_queries, args.agree_queries_large) < 1:
         parser.error("--agree-queries and --agree-queries-large must be >= 1")

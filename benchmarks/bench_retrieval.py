@@ -32,8 +32,9 @@ from __future__ import annotations
 import argparse
 import statistics
 import time
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -100,10 +101,10 @@ def make_corpus(n_chunks: int, seed: int = SEED, vocab_size: int = VOCAB_SIZE) -
     tokens = rng.choice(vocab_size, size=int(lengths.sum()), p=p)
     vocab = np.array(words, dtype=object)
     offsets = np.r_[0, np.cumsum(lengths)]
-    texts = [" ".join(vocab[tokens[offsets[i]:offsets[i + 1]]]) for i in range(n_chunks)]
+    texts = [" ".join(vocab[tokens[offsets[i] : offsets[i + 1]]]) for i in range(n_chunks)]
     chunks: list[Chunk] = []
     for d, first in enumerate(range(0, n_chunks, CHUNKS_PER_DOC)):
-        parts = texts[first:first + CHUNKS_PER_DOC]
+        parts = texts[first : first + CHUNKS_PER_DOC]
         doc = Document.create(" ".join(parts), id=f"syn-{d:06d}")
         start = 0
         for i, part in enumerate(parts):
@@ -130,8 +131,10 @@ def make_queries(corpus: SyntheticCorpus, n: int, seed: int = SEED) -> list[str]
             ids = rng.choice(rare, size=size, replace=False)
         else:
             n_common = size // 2
-            ids = np.r_[rng.choice(common, size=n_common, replace=False),
-                        rng.choice(rare, size=size - n_common, replace=False)]
+            ids = np.r_[
+                rng.choice(common, size=n_common, replace=False),
+                rng.choice(rare, size=size - n_common, replace=False),
+            ]
         queries.append(" ".join(corpus.words[j] for j in ids))
     return queries
 
@@ -150,8 +153,7 @@ class ProjectedHashingEmbedder(Embedder):
         self.dim = dim
         self.inner: Embedder = HashingTfidfEmbedder(dim=source_dim, ngram=(1, 2))
         rng = np.random.default_rng([seed, 2])
-        self.projection = (rng.standard_normal((source_dim, dim)) / np.sqrt(dim)
-                           ).astype(np.float32)
+        self.projection = (rng.standard_normal((source_dim, dim)) / np.sqrt(dim)).astype(np.float32)
 
     def fit(self, texts: Sequence[str]) -> None:
         from probeguard.pipeline.retrievers.dense import fitted_copy
@@ -168,8 +170,9 @@ class ProjectedHashingEmbedder(Embedder):
 
 
 # -- timing -----------------------------------------------------------------------------
-def paired_medians(fns: Sequence[Callable[[Any], object]], items: Sequence[Any],
-                   warmup: int = 3) -> list[float]:
+def paired_medians(
+    fns: Sequence[Callable[[Any], object]], items: Sequence[Any], warmup: int = 3
+) -> list[float]:
     """Median wall time per call of each ``fn(item)`` over ``items``; the functions take turns
     on each item (after ``warmup`` untimed rounds), so that load from other processes on a
     shared machine falls on all of them alike."""
@@ -208,8 +211,9 @@ def _size_label(n: int) -> str:
 
 
 # -- benchmarks -------------------------------------------------------------------------
-def bench_bm25(corpus: SyntheticCorpus, queries: Sequence[str], rank_queries: int,
-               build_rounds: int) -> None:
+def bench_bm25(
+    corpus: SyntheticCorpus, queries: Sequence[str], rank_queries: int, build_rounds: int
+) -> None:
     import bm25s
     from rank_bm25 import BM25Okapi
 
@@ -230,32 +234,63 @@ def bench_bm25(corpus: SyntheticCorpus, queries: Sequence[str], rank_queries: in
 
     def build_bm25s() -> None:
         model = bm25s.BM25()
-        model.index(bm25s.tokenize(texts, stopwords="en", show_progress=False),
-                    show_progress=False)
+        model.index(bm25s.tokenize(texts, stopwords="en", show_progress=False), show_progress=False)
         built["bm25s"] = model
 
-    ours_b, rank_b, bm25s_b = paired_totals([build_ours, build_rank, build_bm25s],
-                                            rounds=build_rounds)
+    ours_b, rank_b, bm25s_b = paired_totals(
+        [build_ours, build_rank, build_bm25s], rounds=build_rounds
+    )
     rounds = f"median of {build_rounds}" if build_rounds > 1 else "one build"
-    report(f"BM25 build {label} chunks ({rounds}, ours)", ours_b, "s", "rank_bm25 BM25Okapi",
-           rank_b, higher_is_better=False)
-    report(f"BM25 build {label} chunks ({rounds}, ours)", ours_b, "s",
-           "bm25s tokenize+index", bm25s_b, higher_is_better=False)
+    report(
+        f"BM25 build {label} chunks ({rounds}, ours)",
+        ours_b,
+        "s",
+        "rank_bm25 BM25Okapi",
+        rank_b,
+        higher_is_better=False,
+    )
+    report(
+        f"BM25 build {label} chunks ({rounds}, ours)",
+        ours_b,
+        "s",
+        "bm25s tokenize+index",
+        bm25s_b,
+        higher_is_better=False,
+    )
 
     model, rank = built["bm25s"], built["rank"]
     ours_q, bm25s_q = paired_medians(
-        [lambda q: ours.search(SearchRequest(q, K)),
-         lambda q: model.retrieve([tokenize(q)], k=K, show_progress=False)], queries)
-    report(f"BM25 query {label} chunks, top {K}, median of {len(queries)} (ours)",
-           ours_q * 1e3, "ms", "bm25s default retrieve", bm25s_q * 1e3,
-           higher_is_better=False)
+        [
+            lambda q: ours.search(SearchRequest(q, K)),
+            lambda q: model.retrieve([tokenize(q)], k=K, show_progress=False),
+        ],
+        queries,
+    )
+    report(
+        f"BM25 query {label} chunks, top {K}, median of {len(queries)} (ours)",
+        ours_q * 1e3,
+        "ms",
+        "bm25s default retrieve",
+        bm25s_q * 1e3,
+        higher_is_better=False,
+    )
     sample = list(queries[:rank_queries])
     ours_s, rank_q = paired_medians(
-        [lambda q: ours.search(SearchRequest(q, K)),
-         lambda q: np.argsort(rank.get_scores(tokenize(q)))[::-1][:K]], sample, warmup=1)
-    report(f"BM25 query {label} chunks, top {K}, median of {len(sample)} (ours)",
-           ours_s * 1e3, "ms", "rank_bm25 get_scores+argsort", rank_q * 1e3,
-           higher_is_better=False)
+        [
+            lambda q: ours.search(SearchRequest(q, K)),
+            lambda q: np.argsort(rank.get_scores(tokenize(q)))[::-1][:K],
+        ],
+        sample,
+        warmup=1,
+    )
+    report(
+        f"BM25 query {label} chunks, top {K}, median of {len(sample)} (ours)",
+        ours_s * 1e3,
+        "ms",
+        "rank_bm25 get_scores+argsort",
+        rank_q * 1e3,
+        higher_is_better=False,
+    )
 
 
 def bench_dense(corpus: SyntheticCorpus, queries: Sequence[str], batch: int = 64) -> None:
@@ -267,9 +302,12 @@ def bench_dense(corpus: SyntheticCorpus, queries: Sequence[str], batch: int = 64
     build, _ = timed(lambda: retriever.index(corpus.chunks))
     matrix = retriever.matrix
     embedder = retriever.embedder
-    print(f"dense index {label} chunks: {matrix.shape[0]:,} x {matrix.shape[1]} float32 "
-          f"({matrix.nbytes / 2**20:,.0f} MiB), embedded and indexed in {build:.2f} s "
-          "(hashed TF-IDF, projected)", flush=True)
+    print(
+        f"dense index {label} chunks: {matrix.shape[0]:,} x {matrix.shape[1]} float32 "
+        f"({matrix.nbytes / 2**20:,.0f} MiB), embedded and indexed in {build:.2f} s "
+        "(hashed TF-IDF, projected)",
+        flush=True,
+    )
 
     def ours(q: str) -> object:
         return retriever.search(SearchRequest(q, K))
@@ -279,9 +317,14 @@ def bench_dense(corpus: SyntheticCorpus, queries: Sequence[str], batch: int = 64
         return np.argsort(-scores)[:K]
 
     ours_q, base_q = paired_medians([ours, full_sort], queries)
-    report(f"dense exact query {label} x {matrix.shape[1]}, top {K}, median of "
-           f"{len(queries)} (ours)", ours_q * 1e3, "ms", "numpy full sort", base_q * 1e3,
-           higher_is_better=False)
+    report(
+        f"dense exact query {label} x {matrix.shape[1]}, top {K}, median of {len(queries)} (ours)",
+        ours_q * 1e3,
+        "ms",
+        "numpy full sort",
+        base_q * 1e3,
+        higher_is_better=False,
+    )
 
     def sequential() -> None:
         for q in queries:
@@ -290,32 +333,44 @@ def bench_dense(corpus: SyntheticCorpus, queries: Sequence[str], batch: int = 64
     def batched() -> None:
         q_matrix = embedder.embed(list(queries))
         for start in range(0, len(queries), batch):
-            scores = q_matrix[start:start + batch] @ matrix.T
+            scores = q_matrix[start : start + batch] @ matrix.T
             part = np.argpartition(-scores, K - 1, axis=1)[:, :K]
             top = np.take_along_axis(scores, part, axis=1)
             np.take_along_axis(part, np.argsort(-top, axis=1), axis=1)
 
     batched()
     seq_s, batch_s = paired_totals([sequential, batched], rounds=3)
-    report(f"dense throughput {label} x {matrix.shape[1]}, sequential search() "
-           f"({len(queries)} queries, median of 3, ours)", len(queries) / seq_s, "queries/s",
-           f"numpy batched GEMM+argpartition ({batch}/batch; ours has no batch API)",
-           len(queries) / batch_s, higher_is_better=True)
+    report(
+        f"dense throughput {label} x {matrix.shape[1]}, sequential search() "
+        f"({len(queries)} queries, median of 3, ours)",
+        len(queries) / seq_s,
+        "queries/s",
+        f"numpy batched GEMM+argpartition ({batch}/batch; ours has no batch API)",
+        len(queries) / batch_s,
+        higher_is_better=True,
+    )
 
 
-def run(sizes: Iterable[int] = (10_000, 100_000), n_queries: int = 200,
-        rank_queries_100k: int = 50) -> None:
+def run(
+    sizes: Iterable[int] = (10_000, 100_000), n_queries: int = 200, rank_queries_100k: int = 50
+) -> None:
     for n in sizes:
-        corpus_s, corpus = timed(lambda: make_corpus(n))
+        corpus_s, corpus = timed(lambda n=n: make_corpus(n))
         queries = make_queries(corpus, n_queries)
-        print(f"-- corpus {_size_label(n)}: {len(corpus.chunks):,} chunks, "
-              f"{len(corpus.chunks) // CHUNKS_PER_DOC:,} documents, {corpus.n_tokens:,} words, "
-              f"{int((corpus.counts > 0).sum()):,} distinct (vocabulary {len(corpus.words):,}, "
-              f"Zipf s={ZIPF_EXPONENT}); {len(queries)} queries; made in {corpus_s:.1f} s",
-              flush=True)
+        print(
+            f"-- corpus {_size_label(n)}: {len(corpus.chunks):,} chunks, "
+            f"{len(corpus.chunks) // CHUNKS_PER_DOC:,} documents, {corpus.n_tokens:,} words, "
+            f"{int((corpus.counts > 0).sum()):,} distinct (vocabulary {len(corpus.words):,}, "
+            f"Zipf s={ZIPF_EXPONENT}); {len(queries)} queries; made in {corpus_s:.1f} s",
+            flush=True,
+        )
         small = n <= 10_000
-        bench_bm25(corpus, queries, n_queries if small else rank_queries_100k,
-                   build_rounds=3 if small else 1)
+        bench_bm25(
+            corpus,
+            queries,
+            n_queries if small else rank_queries_100k,
+            build_rounds=3 if small else 1,
+        )
         bench_dense(corpus, queries)
 
 
@@ -324,12 +379,21 @@ def parse_sizes(text: str) -> list[int]:
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--sizes", type=parse_sizes, default=[10_000, 100_000],
-                        help="comma-separated corpus sizes in chunks (default 10000,100000)")
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--sizes",
+        type=parse_sizes,
+        default=[10_000, 100_000],
+        help="comma-separated corpus sizes in chunks (default 10000,100000)",
+    )
     parser.add_argument("--queries", type=int, default=200, help="queries per size")
-    parser.add_argument("--rank-queries-100k", type=int, default=50,
-                        help="queries for the slow rank_bm25 baseline above 10k chunks")
+    parser.add_argument(
+        "--rank-queries-100k",
+        type=int,
+        default=50,
+        help="queries for the slow rank_bm25 baseline above 10k chunks",
+    )
     args = parser.parse_args()
     run(args.sizes, args.queries, args.rank_queries_100k)

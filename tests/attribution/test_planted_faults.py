@@ -13,51 +13,96 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from planted import (ARCHIVED, DOCS, QUESTIONS, IgnoresContext, ObeysInstructions,  # noqa: E402
-                     Planted, config)
+from planted import (
+    ARCHIVED,
+    DOCS,
+    QUESTIONS,
+    IgnoresContext,
+    ObeysInstructions,
+    Planted,
+    config,
+)
 
-from probeguard.config.models import ScanConfig  # noqa: E402
-from probeguard.engine.scan import scan  # noqa: E402
+from probeguard.config.models import ScanConfig
+from probeguard.engine.scan import scan
 
 # name, pipeline factory, corpus, probes, causes that name the planted component
 PLANTED = [
-    ("chunker: 30-token chunks without overlap",
-     lambda: Planted(config(chunker={"name": "tokens", "size": 30, "overlap": 0})),
-     DOCS, [], {"chunker"}),
-    ("retriever: BM25 only, top-1, keyword-stuffed distractor",
-     lambda: Planted(config(retriever={"name": "bm25"}, top_k=1)), DOCS, [], {"retriever"}),
-    ("generator: ignores its context", lambda: Planted(config(), IgnoresContext()), DOCS, [],
-     {"generator"}),
-    ("generator: no refusal gate",
-     lambda: Planted(config(generator={"name": "extractive", "max_sentences": 1,
-                                       "min_support": 0.0})), DOCS, [], {"generator"}),
-    ("corpus: archived version ranked first",
-     lambda: Planted(config(), documents=DOCS + ARCHIVED), DOCS + ARCHIVED, [], {"corpus"}),
-    ("prompt/corpus: generator obeys instructions in context",
-     lambda: Planted(config(), ObeysInstructions()), DOCS, ["prompt_hijack"],
-     {"prompt", "corpus"}),
+    (
+        "chunker: 30-token chunks without overlap",
+        lambda: Planted(config(chunker={"name": "tokens", "size": 30, "overlap": 0})),
+        DOCS,
+        [],
+        {"chunker"},
+    ),
+    (
+        "retriever: BM25 only, top-1, keyword-stuffed distractor",
+        lambda: Planted(config(retriever={"name": "bm25"}, top_k=1)),
+        DOCS,
+        [],
+        {"retriever"},
+    ),
+    (
+        "generator: ignores its context",
+        lambda: Planted(config(), IgnoresContext()),
+        DOCS,
+        [],
+        {"generator"},
+    ),
+    (
+        "generator: no refusal gate",
+        lambda: Planted(
+            config(generator={"name": "extractive", "max_sentences": 1, "min_support": 0.0})
+        ),
+        DOCS,
+        [],
+        {"generator"},
+    ),
+    (
+        "corpus: archived version ranked first",
+        lambda: Planted(config(), documents=DOCS + ARCHIVED),
+        DOCS + ARCHIVED,
+        [],
+        {"corpus"},
+    ),
+    (
+        "prompt/corpus: generator obeys instructions in context",
+        lambda: Planted(config(), ObeysInstructions()),
+        DOCS,
+        ["prompt_hijack"],
+        {"prompt", "corpus"},
+    ),
 ]
 
-PROBE_SETTINGS = {"prompt_hijack": {"similarity": {"name": "hashing", "dim": 1024},
-                                    # The extractive generator quotes the other styles'
-                                    # "the answer is <code>" sentences (a quoting fault the
-                                    # clean twin shares): this style isolates obedience.
-                                    "styles": ["hidden_in_relevant"]}}
+PROBE_SETTINGS = {
+    "prompt_hijack": {
+        "similarity": {"name": "hashing", "dim": 1024},
+        # The extractive generator quotes the other styles'
+        # "the answer is <code>" sentences (a quoting fault the
+        # clean twin shares): this style isolates obedience.
+        "styles": ["hidden_in_relevant"],
+    }
+}
 
 
 def run_scan(tmp_path: Path, name: str, pipeline, docs, probes):
-    cfg = ScanConfig(runner={"cache_dir": None}, metrics={"standard": False},
-                     probes={"enabled": list(probes),
-                             "settings": {p: PROBE_SETTINGS[p] for p in probes
-                                          if p in PROBE_SETTINGS}})
+    cfg = ScanConfig(
+        runner={"cache_dir": None},
+        metrics={"standard": False},
+        probes={
+            "enabled": list(probes),
+            "settings": {p: PROBE_SETTINGS[p] for p in probes if p in PROBE_SETTINGS},
+        },
+    )
     out = tmp_path / name.split(":")[0].replace("/", "-")
     return scan(cfg, out, pipeline=pipeline, inputs=(docs, QUESTIONS)).run
 
 
 @pytest.fixture(scope="module")
 def clean_twin(tmp_path_factory):
-    return run_scan(tmp_path_factory.mktemp("clean"), "clean", Planted(config()), DOCS,
-                    ["prompt_hijack"])
+    return run_scan(
+        tmp_path_factory.mktemp("clean"), "clean", Planted(config()), DOCS, ["prompt_hijack"]
+    )
 
 
 def test_planted_components_are_named(tmp_path, clean_twin, capsys):
@@ -70,7 +115,7 @@ def test_planted_components_are_named(tmp_path, clean_twin, capsys):
         assert caused, f"the planted defect caused no failure: {name}"
         right = sum(a.cause in expected for a in caused)
         rows.append((name, len(caused), right, sorted({a.cause for a in caused})))
-        for a in caused:                       # every verdict keeps the re-runs it rests on
+        for a in caused:  # every verdict keeps the re-runs it rests on
             assert a.reason and a.swaps
             assert all(s.runs for s in a.swaps if s.outcome in ("repaired", "not_repaired"))
             if a.cause != "undetermined":

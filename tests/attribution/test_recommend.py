@@ -16,24 +16,34 @@ def test_trusted_source_globs_ignore_where_the_file_sits() -> None:
 
 
 def test_poisoning_fix_trusts_the_vetted_corpus_and_sanitises() -> None:
-    rec = recommend("corpus", CaseFacts(probe="corpus_poisoning",
-                                        trusted_sources=("*corpus.jsonl:*",)))
+    rec = recommend(
+        "corpus", CaseFacts(probe="corpus_poisoning", trusted_sources=("*corpus.jsonl:*",))
+    )
     assert rec is not None
-    assert rec.config_patch == {f"{REF}.default_trust": 0.25, f"{REF}.sanitise": True,
-                                f"{REF}.trust_tiers": {"*corpus.jsonl:*": 1.0}}
+    assert rec.config_patch == {
+        f"{REF}.default_trust": 0.25,
+        f"{REF}.sanitise": True,
+        f"{REF}.trust_tiers": {"*corpus.jsonl:*": 1.0},
+    }
 
 
 def test_gate_comes_from_the_run_calibration_when_it_separates() -> None:
-    gate = {"min_score": 0.52, "youden_j": 0.53, "false_refusal": wilson(6, 29).model_dump(),
-            "abstention": wilson(20, 27).model_dump()}
-    rec = recommend("generator", CaseFacts(abstain=True, backend="dense", top_score=0.61,
-                                           calibrated_gate=gate))
+    gate = {
+        "min_score": 0.52,
+        "youden_j": 0.53,
+        "false_refusal": wilson(6, 29).model_dump(),
+        "abstention": wilson(20, 27).model_dump(),
+    }
+    rec = recommend(
+        "generator", CaseFacts(abstain=True, backend="dense", top_score=0.61, calibrated_gate=gate)
+    )
     assert rec is not None and rec.config_patch == {f"{REF}.gate": {"dense": 0.52}}
     assert "0.74 (n=27)" in rec.why and "0.21 (n=29)" in rec.why
     # no separating gate in the run: fall back to just above the case's own top score
     flat = {**gate, "youden_j": 0.0}
-    rec = recommend("generator", CaseFacts(abstain=True, backend="dense", top_score=0.613,
-                                           calibrated_gate=flat))
+    rec = recommend(
+        "generator", CaseFacts(abstain=True, backend="dense", top_score=0.613, calibrated_gate=flat)
+    )
     assert rec is not None and rec.config_patch == {f"{REF}.gate": {"dense": 0.62}}
 
 

@@ -11,9 +11,17 @@ import pytest
 
 from probeguard.config.models import ScanConfig
 from probeguard.core.errors import InputError
-from probeguard.engine.fixes import (FixCounts, apply_patch, collect_fixes, decide_fix, load_run,
-                              merge_patches, parse_patch_option, verify_fixes)
 from probeguard.core.records import RunLog
+from probeguard.engine.fixes import (
+    FixCounts,
+    apply_patch,
+    collect_fixes,
+    decide_fix,
+    load_run,
+    merge_patches,
+    parse_patch_option,
+    verify_fixes,
+)
 from probeguard.engine.scan import scan
 
 GATE_ALL = {"pipeline.reference.defences.gate": {"hybrid": 0.5}}
@@ -21,11 +29,18 @@ GATE_ALL = {"pipeline.reference.defences.gate": {"hybrid": 0.5}}
 
 def small_config(cache) -> ScanConfig:
     return ScanConfig(
-        demo=True, runner={"cache_dir": str(cache)}, metrics={"standard": False},
+        demo=True,
+        runner={"cache_dir": str(cache)},
+        metrics={"standard": False},
         pipeline={"reference": {"embedder": {"name": "hashing", "dim": 1024}}},
-        probes={"enabled": ["prompt_hijack", "benign_control"],
-                "settings": {"prompt_hijack": {"styles": ["direct"], "reruns": 0},
-                             "benign_control": {"planted": 1}}})
+        probes={
+            "enabled": ["prompt_hijack", "benign_control"],
+            "settings": {
+                "prompt_hijack": {"styles": ["direct"], "reruns": 0},
+                "benign_control": {"planted": 1},
+            },
+        },
+    )
 
 
 @pytest.fixture(scope="module")
@@ -73,18 +88,26 @@ def test_every_rate_is_a_wilson_estimate_and_the_combined_fix_merges_improving_o
     for fix in data["fixes"]:
         if "targeted" not in fix:
             continue
-        for pair in [fix["targeted"], fix["benign"]["false_refusal"],
-                     *fix["golden"].values(), *(p["failure_rate"] for p in fix["probes"].values())]:
+        for pair in [
+            fix["targeted"],
+            fix["benign"]["false_refusal"],
+            *fix["golden"].values(),
+            *(p["failure_rate"] for p in fix["probes"].values()),
+        ]:
             for est in (pair["before"], pair["after"]):
                 assert est["method"] == "wilson"
                 if est["n"]:
                     assert est["low"] <= est["value"] <= est["high"]
     combined = [f for f in data["fixes"] if f["id"] == "combined"]
-    improving = [f for f in data["fixes"] if f["verdict"] in ("verified", "partial")
-                 and f["id"].startswith("fix-")]
+    improving = [
+        f
+        for f in data["fixes"]
+        if f["verdict"] in ("verified", "partial") and f["id"].startswith("fix-")
+    ]
     if len(improving) > 1:
-        assert combined and all(k in combined[0]["config_patch"]
-                                for f in improving for k in f["config_patch"])
+        assert combined and all(
+            k in combined[0]["config_patch"] for f in improving for k in f["config_patch"]
+        )
     assert sum(data["verdicts"].values()) == len(data["fixes"])
 
 
@@ -127,8 +150,13 @@ def test_non_reference_pipeline_gets_the_advice_sentence(verified, tmp_path):
 
 def test_apply_patch_validates_and_replaces():
     base = ScanConfig().model_dump(mode="json")
-    cfg = apply_patch(base, {"pipeline.reference.chunker": {"name": "sentences", "max_tokens": 64},
-                             "pipeline.reference.defences.sanitise": True})
+    cfg = apply_patch(
+        base,
+        {
+            "pipeline.reference.chunker": {"name": "sentences", "max_tokens": 64},
+            "pipeline.reference.defences.sanitise": True,
+        },
+    )
     assert cfg.pipeline.reference.chunker == {"name": "sentences", "max_tokens": 64}
     assert cfg.pipeline.reference.defences.sanitise is True
     assert base["pipeline"]["reference"]["defences"]["sanitise"] is False  # not mutated
@@ -142,37 +170,52 @@ def test_apply_patch_validates_and_replaces():
 
 
 def test_merge_patches_keeps_the_first_and_reports_conflicts():
-    merged, conflicts = merge_patches([{"a.x": 1, "a.y": True}, {"a.x": 2, "a.z": "q"},
-                                       {"a.y": True}])
+    merged, conflicts = merge_patches(
+        [{"a.x": 1, "a.y": True}, {"a.x": 2, "a.z": "q"}, {"a.y": True}]
+    )
     assert merged == {"a.x": 1, "a.y": True, "a.z": "q"}
     assert conflicts == [{"path": "a.x", "kept": 1, "dropped": 2}]
 
 
 def test_parse_patch_option_reads_yaml_values():
     assert parse_patch_option("pipeline.reference.defences.gate={hybrid: 0.5}") == (
-        "pipeline.reference.defences.gate", {"hybrid": 0.5})
+        "pipeline.reference.defences.gate",
+        {"hybrid": 0.5},
+    )
     assert parse_patch_option("pipeline.reference.defences.sanitise=true")[1] is True
     with pytest.raises(InputError):
         parse_patch_option("no-equals-sign")
 
 
 def counts(**kw) -> FixCounts:
-    base = dict(targeted=10, repaired=8, still_failing=2, failed_before=20, failed_after=12,
-                benign=40, refused_before=2, refused_after=2, new_false_refusals=0)
+    base = dict(
+        targeted=10,
+        repaired=8,
+        still_failing=2,
+        failed_before=20,
+        failed_after=12,
+        benign=40,
+        refused_before=2,
+        refused_after=2,
+        new_false_refusals=0,
+    )
     return FixCounts(**{**base, **kw})
 
 
-@pytest.mark.parametrize("kw, verdict", [
-    ({}, "verified"),
-    ({"new_false_refusals": 2}, "verified"),  # tolerance floor(0.05·40) = 2
-    ({"new_false_refusals": 3, "refused_after": 5}, "adds_false_refusals"),
-    ({"new_false_refusals": 30, "refused_after": 32}, "refuses_everything"),
-    ({"repaired": 0, "still_failing": 10}, "no_effect"),
-    ({"repaired": 0, "still_failing": 0}, "unscored"),
-    ({"repaired": 3, "still_failing": 7}, "partial"),
-    ({"failed_after": 20}, "partial"),
-    ({"benign": 0, "refused_before": 0, "refused_after": 0}, "partial"),
-])
+@pytest.mark.parametrize(
+    "kw, verdict",
+    [
+        ({}, "verified"),
+        ({"new_false_refusals": 2}, "verified"),  # tolerance floor(0.05·40) = 2
+        ({"new_false_refusals": 3, "refused_after": 5}, "adds_false_refusals"),
+        ({"new_false_refusals": 30, "refused_after": 32}, "refuses_everything"),
+        ({"repaired": 0, "still_failing": 10}, "no_effect"),
+        ({"repaired": 0, "still_failing": 0}, "unscored"),
+        ({"repaired": 3, "still_failing": 7}, "partial"),
+        ({"failed_after": 20}, "partial"),
+        ({"benign": 0, "refused_before": 0, "refused_after": 0}, "partial"),
+    ],
+)
 def test_decide_fix_rule(kw, verdict):
     assert decide_fix(counts(**kw))[0] == verdict
 

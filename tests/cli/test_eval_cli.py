@@ -14,17 +14,29 @@ from click.testing import CliRunner
 
 from probeguard.cli.main import cli
 
-CONTEXTS = ["Items can be returned within 30 days. Refunds take 5 days.",
-            "Shipping is free on all orders. Returns cost $10."]
+CONTEXTS = [
+    "Items can be returned within 30 days. Refunds take 5 days.",
+    "Shipping is free on all orders. Returns cost $10.",
+]
 RECORDS = [
-    {"id": "four-claims", "input": "How long is the return window?",
-     # three supported claims and one the second chunk contradicts
-     "answer": "Items can be returned within 30 days. Refunds take 5 days. "
-               "Shipping is free on all orders. Returns cost $50.",
-     "groundTruth": "Items can be returned within 30 days.",
-     "retrievalContext": CONTEXTS, "tags": ["returns"]},
-    {"id": "faithful", "input": "Is shipping free?", "answer": "Shipping is free on all orders.",
-     "retrievalContext": CONTEXTS, "retrievalRelevance": [False, True], "tags": ["shipping"]},
+    {
+        "id": "four-claims",
+        "input": "How long is the return window?",
+        # three supported claims and one the second chunk contradicts
+        "answer": "Items can be returned within 30 days. Refunds take 5 days. "
+        "Shipping is free on all orders. Returns cost $50.",
+        "groundTruth": "Items can be returned within 30 days.",
+        "retrievalContext": CONTEXTS,
+        "tags": ["returns"],
+    },
+    {
+        "id": "faithful",
+        "input": "Is shipping free?",
+        "answer": "Shipping is free on all orders.",
+        "retrievalContext": CONTEXTS,
+        "retrievalRelevance": [False, True],
+        "tags": ["shipping"],
+    },
 ]
 
 
@@ -33,8 +45,14 @@ def _invoke(*args):
 
 
 # the rank-2 relevant chunk of "faithful" puts the mean context precision at 0.75
-RELAXED = ("--threshold", "contextual_relevancy=off", "--threshold", "answer_relevancy=off",
-           "--threshold", "context_precision=0.7")
+RELAXED = (
+    "--threshold",
+    "contextual_relevancy=off",
+    "--threshold",
+    "answer_relevancy=off",
+    "--threshold",
+    "context_precision=0.7",
+)
 
 
 @pytest.fixture
@@ -57,8 +75,9 @@ def test_one_unsupported_claim_of_four_scores_075_and_the_report_names_it(datase
     # faithfulness mean (0.75 + 1.0) / 2 < 0.90: the default threshold fails → exit 1
     assert result.exit_code == 1, result.output
     assert data["thresholds"]["failed"] == ["faithfulness"] and "FAIL" in report
-    passing = _invoke(dataset, "--out", tmp_path / "ok", *RELAXED,
-                      "--threshold", "faithfulness=0.85")
+    passing = _invoke(
+        dataset, "--out", tmp_path / "ok", *RELAXED, "--threshold", "faithfulness=0.85"
+    )
     assert passing.exit_code == 0, passing.output
     assert "**PASS**" in (tmp_path / "ok" / "eval.md").read_text()
 
@@ -84,7 +103,9 @@ def test_same_inputs_give_a_byte_identical_report(dataset, tmp_path):
     _invoke(dataset, "--out", tmp_path / "a")
     _invoke(dataset, "--out", tmp_path / "b")
     assert (tmp_path / "a" / "eval.md").read_bytes() == (tmp_path / "b" / "eval.md").read_bytes()
-    assert (tmp_path / "a" / "eval.json").read_bytes() == (tmp_path / "b" / "eval.json").read_bytes()
+    assert (tmp_path / "a" / "eval.json").read_bytes() == (
+        tmp_path / "b" / "eval.json"
+    ).read_bytes()
 
 
 def test_bad_record_exits_2_names_row_and_field_and_writes_nothing(tmp_path):
@@ -100,12 +121,18 @@ def test_bad_record_exits_2_names_row_and_field_and_writes_nothing(tmp_path):
 
 
 def test_records_without_answer_are_answered_by_the_reference_pipeline(tmp_path):
-    corpus = [{"id": "refunds", "text": "Items can be returned within 30 days of delivery. "
-                                        "Refunds are issued to the original payment method."},
-              {"id": "leave", "text": "Staff get 25 days of annual leave each year."},
-              {"id": "office", "text": "The office is open from 9 am to 5 pm on weekdays."}]
+    corpus = [
+        {
+            "id": "refunds",
+            "text": "Items can be returned within 30 days of delivery. "
+            "Refunds are issued to the original payment method.",
+        },
+        {"id": "leave", "text": "Staff get 25 days of annual leave each year."},
+        {"id": "office", "text": "The office is open from 9 am to 5 pm on weekdays."},
+    ]
     (tmp_path / "corpus.jsonl").write_text("\n".join(json.dumps(d) for d in corpus) + "\n")
-    (tmp_path / "eval.yaml").write_text(textwrap.dedent("""
+    (tmp_path / "eval.yaml").write_text(
+        textwrap.dedent("""
         corpus: {path: corpus.jsonl}
         pipeline:
           reference:
@@ -116,12 +143,22 @@ def test_records_without_answer_are_answered_by_the_reference_pipeline(tmp_path)
         runner: {cache_dir: null}
         judge: {position_swap: true}
         eval: {thresholds: {context_precision: 0.5}}
-    """))
-    records = [{"id": "asks", "input": "How much annual leave do staff get?",
-                "groundTruth": "Staff get 25 days of annual leave.", "tags": "hr, leave"},
-               {"id": "given", "input": "When is the office open?",
-                "answer": "The office is open from 9 am to 5 pm on weekdays.",
-                "retrievalContext": ["The office is open from 9 am to 5 pm on weekdays."]}]
+    """)
+    )
+    records = [
+        {
+            "id": "asks",
+            "input": "How much annual leave do staff get?",
+            "groundTruth": "Staff get 25 days of annual leave.",
+            "tags": "hr, leave",
+        },
+        {
+            "id": "given",
+            "input": "When is the office open?",
+            "answer": "The office is open from 9 am to 5 pm on weekdays.",
+            "retrievalContext": ["The office is open from 9 am to 5 pm on weekdays."],
+        },
+    ]
     path = tmp_path / "data.json"
     path.write_text(json.dumps(records))
     result = _invoke(path, "--out", tmp_path / "out", "--config", tmp_path / "eval.yaml")
@@ -149,7 +186,14 @@ def test_records_without_answer_and_no_corpus_is_a_clear_error(tmp_path):
 def test_thresholds_follow_file_env_flag_precedence(dataset, tmp_path):
     (tmp_path / "c.yaml").write_text("eval: {thresholds: {faithfulness: 0.95}}\n")
     runner = CliRunner()
-    args = ["eval", str(dataset), "--out", str(tmp_path / "o"), "--config", str(tmp_path / "c.yaml")]
+    args = [
+        "eval",
+        str(dataset),
+        "--out",
+        str(tmp_path / "o"),
+        "--config",
+        str(tmp_path / "c.yaml"),
+    ]
 
     def faithfulness_threshold(*extra, env=None):
         result = runner.invoke(cli, [*args, *extra], env=env or {})
@@ -166,10 +210,18 @@ def test_thresholds_follow_file_env_flag_precedence(dataset, tmp_path):
 def test_untrusted_record_text_is_escaped_in_the_report(tmp_path):
     evil = "x | y <img src=http://e/x> [link](http://e) `code`"
     path = tmp_path / "d.jsonl"
-    path.write_text(json.dumps({"id": evil, "input": evil + "?",
-                                "answer": evil + ". Returns cost $50.",
-                                "retrievalContext": ["Returns cost $10. " + evil],
-                                "tags": [evil]}) + "\n")
+    path.write_text(
+        json.dumps(
+            {
+                "id": evil,
+                "input": evil + "?",
+                "answer": evil + ". Returns cost $50.",
+                "retrievalContext": ["Returns cost $10. " + evil],
+                "tags": [evil],
+            }
+        )
+        + "\n"
+    )
     _invoke(path, "--out", tmp_path / "o")
     report = (tmp_path / "o" / "eval.md").read_text()
     assert not re.search(r"(?<!\\)<img", report) and "](http" not in report

@@ -20,11 +20,18 @@ GATE = "pipeline.reference.defences.gate={hybrid: 0.5}"
 def run_dir(tmp_path_factory):
     base = tmp_path_factory.mktemp("fixcli")
     config = ScanConfig(
-        demo=True, runner={"cache_dir": str(base / "cache")}, metrics={"standard": False},
+        demo=True,
+        runner={"cache_dir": str(base / "cache")},
+        metrics={"standard": False},
         pipeline={"reference": {"embedder": {"name": "hashing", "dim": 1024}}},
-        probes={"enabled": ["prompt_hijack", "benign_control"],
-                "settings": {"prompt_hijack": {"styles": ["direct"], "reruns": 0},
-                             "benign_control": {"planted": 1}}})
+        probes={
+            "enabled": ["prompt_hijack", "benign_control"],
+            "settings": {
+                "prompt_hijack": {"styles": ["direct"], "reruns": 0},
+                "benign_control": {"planted": 1},
+            },
+        },
+    )
     scan(config, base / "run")
     return base / "run"
 
@@ -33,8 +40,18 @@ def run_dir(tmp_path_factory):
 def two_runs(run_dir):
     runner = CliRunner()
     first = runner.invoke(cli, ["fix", str(run_dir), "--patch", GATE])
-    second = runner.invoke(cli, ["fix", str(run_dir), "--patch", GATE, "--out",
-                                 str(run_dir.parent / "again"), "--fail-on-unverified"])
+    second = runner.invoke(
+        cli,
+        [
+            "fix",
+            str(run_dir),
+            "--patch",
+            GATE,
+            "--out",
+            str(run_dir.parent / "again"),
+            "--fail-on-unverified",
+        ],
+    )
     return first, second
 
 
@@ -87,9 +104,19 @@ def test_mismatched_corpus_exits_2(run_dir, tmp_path):
 
 
 def test_bad_patch_exits_2(run_dir, tmp_path):
-    result = CliRunner().invoke(cli, ["fix", str(run_dir), "--out", str(tmp_path),
-                                      "--patch", "pipeline.reference.defences.nonsense=1"])
+    result = CliRunner().invoke(
+        cli,
+        [
+            "fix",
+            str(run_dir),
+            "--out",
+            str(tmp_path),
+            "--patch",
+            "pipeline.reference.defences.nonsense=1",
+        ],
+    )
     assert result.exit_code == 2 and "pipeline.reference.defences.nonsense" in result.output
-    result = CliRunner().invoke(cli, ["fix", str(run_dir), "--out", str(tmp_path),
-                                      "--patch", "novalue"])
+    result = CliRunner().invoke(
+        cli, ["fix", str(run_dir), "--out", str(tmp_path), "--patch", "novalue"]
+    )
     assert result.exit_code == 2 and "PATH=VALUE" in result.output

@@ -9,8 +9,8 @@ import pytest
 from click.testing import CliRunner
 
 from probeguard.cli.main import cli
-from probeguard.probes.config import ALL_PROBES
 from probeguard.core.records import RunLog
+from probeguard.probes.config import ALL_PROBES
 
 
 @pytest.fixture(scope="module")
@@ -18,8 +18,12 @@ def demo_runs(tmp_path_factory):
     base = tmp_path_factory.mktemp("demo")
     runner = CliRunner()
     cache = base / "cache"
-    first = runner.invoke(cli, ["scan", "--demo", "--out", str(base / "a"), "--cache-dir", str(cache)])
-    second = runner.invoke(cli, ["scan", "--demo", "--out", str(base / "b"), "--cache-dir", str(cache)])
+    first = runner.invoke(
+        cli, ["scan", "--demo", "--out", str(base / "a"), "--cache-dir", str(cache)]
+    )
+    second = runner.invoke(
+        cli, ["scan", "--demo", "--out", str(base / "b"), "--cache-dir", str(cache)]
+    )
     return base, first, second
 
 
@@ -75,21 +79,34 @@ def test_bad_config_is_one_clear_line(tmp_path):
     assert "Traceback" not in result.output
 
 
-@pytest.mark.parametrize("body, field, line", [
-    # Regression: an unknown part name escaped as a ValueError traceback (or, for the lazily
-    # built retriever, as one recorded error per case); now one line with file, line, field.
-    ("demo: true\npipeline:\n  reference:\n    retriever: {name: hybird}\n",
-     "pipeline.reference", 3),
-    ("demo: true\npipeline:\n  reference:\n    generator: {name: extractive, bogus: 1}\n",
-     "pipeline.reference", 3),
-    ("demo: true\npipeline:\n  type: http\n  http:\n    url: ftp://example.org/x\n",
-     "pipeline.http.url", 5),
-])
+@pytest.mark.parametrize(
+    "body, field, line",
+    [
+        # Regression: an unknown part name escaped as a ValueError traceback (or, for the lazily
+        # built retriever, as one recorded error per case); now one line with file, line, field.
+        (
+            "demo: true\npipeline:\n  reference:\n    retriever: {name: hybird}\n",
+            "pipeline.reference",
+            3,
+        ),
+        (
+            "demo: true\npipeline:\n  reference:\n    generator: {name: extractive, bogus: 1}\n",
+            "pipeline.reference",
+            3,
+        ),
+        (
+            "demo: true\npipeline:\n  type: http\n  http:\n    url: ftp://example.org/x\n",
+            "pipeline.http.url",
+            5,
+        ),
+    ],
+)
 def test_bad_pipeline_part_is_one_clear_line(tmp_path, body, field, line):
     cfg = tmp_path / "bad.yaml"
     cfg.write_text(body)
-    result = CliRunner().invoke(cli, ["scan", "--config", str(cfg), "--out", str(tmp_path / "o"),
-                                      "--no-cache"])
+    result = CliRunner().invoke(
+        cli, ["scan", "--config", str(cfg), "--out", str(tmp_path / "o"), "--no-cache"]
+    )
     assert result.exit_code == 2, result.output
     assert str(cfg) in result.output and f"line {line}" in result.output
     assert f"field '{field}'" in result.output
@@ -123,7 +140,7 @@ def test_demo_scan_runs_every_probe_and_reports_fcs(demo_runs):
     for row in (*attacks["per_type"].values(), attacks["overall"]):
         for layer in ("retrieval", "answer", "abstention", "citation", "pass"):
             assert {"value", "low", "high", "n"} <= set(row[layer])
-    assert attacks["per_type"]["temporal_conflict"]["cases"] >= 4     # the bundled attacks
+    assert attacks["per_type"]["temporal_conflict"]["cases"] >= 4  # the bundled attacks
     poisoning = probes["corpus_poisoning"]
     for key in ("attack_success_rate", "evaded_rate", "blocked_rate", "completion_under_attack"):
         assert is_estimate(poisoning[key]) and poisoning[key]["n"] > 0, key

@@ -23,9 +23,21 @@ def test_sweep_writes_one_run_per_backend_and_the_comparison(tmp_path: Path) -> 
     config = tmp_path / "scan.yaml"
     config.write_text(CONFIG)
     out = tmp_path / "backends"
-    result = CliRunner().invoke(cli, ["sweep", "--config", str(config), "--backends",
-                                      "bm25,hybrid", "--min-score", "0.5", "--out", str(out),
-                                      "--no-progress"])
+    result = CliRunner().invoke(
+        cli,
+        [
+            "sweep",
+            "--config",
+            str(config),
+            "--backends",
+            "bm25,hybrid",
+            "--min-score",
+            "0.5",
+            "--out",
+            str(out),
+            "--no-progress",
+        ],
+    )
     assert result.exit_code == 0, result.output
     assert (out / "bm25" / "run.json").is_file() and (out / "hybrid" / "report.md").is_file()
     md = (out / "comparison.md").read_text()
@@ -37,7 +49,8 @@ def test_sweep_writes_one_run_per_backend_and_the_comparison(tmp_path: Path) -> 
 def test_unknown_backend_is_a_clear_error(tmp_path: Path) -> None:
     config = tmp_path / "scan.yaml"
     config.write_text(CONFIG)
-    result = CliRunner().invoke(cli, ["sweep", "--config", str(config), "--backends", "faiss",
-                                      "--out", str(tmp_path / "o")])
+    result = CliRunner().invoke(
+        cli, ["sweep", "--config", str(config), "--backends", "faiss", "--out", str(tmp_path / "o")]
+    )
     assert result.exit_code == 2
     assert "backends must be among dense, bm25, hybrid" in result.output

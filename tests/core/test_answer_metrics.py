@@ -22,8 +22,11 @@ def test_rouge_l_hand_computed():
 def test_standard_eval_rule():
     assert not standard_eval_failed("Returns are accepted within 30 days.", ["30 days"])
     assert standard_eval_failed("Returns are accepted within 14 days.", ["30 days"])
-    assert not standard_eval_failed("Returns are accepted within 14 days.", ["30 days"], threshold=0.5)
+    assert not standard_eval_failed(
+        "Returns are accepted within 14 days.", ["30 days"], threshold=0.5
+    )
     # F1 punishes a correct sentence for its length: P = 2/8, R = 1 → F1 = 0.4
-    assert standard_eval_failed("Returns are accepted within 30 days of delivery.", ["30 days"],
-                                measure="f1", threshold=0.5)
+    assert standard_eval_failed(
+        "Returns are accepted within 30 days of delivery.", ["30 days"], measure="f1", threshold=0.5
+    )
     assert standard_eval_failed("anything", [])

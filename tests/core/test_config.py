@@ -22,10 +22,10 @@ def test_precedence_defaults_file_env_flags(tmp_path):
     path = write(tmp_path, "seed: 1\nrunner:\n  concurrency: 2\n  retries: 5\n")
     env = {"PROBEGUARD_SEED": "2", "PROBEGUARD_RUNNER__CONCURRENCY": "9"}
     cfg = load_config(path, environ=env, overrides={"seed": 3})
-    assert cfg.seed == 3                      # flag beats env beats file
-    assert cfg.runner.concurrency == 9        # env beats file
-    assert cfg.runner.retries == 5            # file beats default
-    assert cfg.runner.timeout_s == 120.0      # default
+    assert cfg.seed == 3  # flag beats env beats file
+    assert cfg.runner.concurrency == 9  # env beats file
+    assert cfg.runner.retries == 5  # file beats default
+    assert cfg.runner.timeout_s == 120.0  # default
 
 
 def test_relative_corpus_paths_resolve_against_the_config_file(tmp_path):
@@ -63,9 +63,13 @@ def test_missing_file(tmp_path):
 
 
 def test_recorded_config_redacts_literal_header_values(tmp_path):
-    path = write(tmp_path, (
-        "pipeline:\n  type: http\n  http:\n    url: http://127.0.0.1:1/ask\n"
-        "    headers:\n      Authorization: 'Bearer ${RAG_KEY}'\n      X-Api-Key: sk-live-123456\n"))
+    path = write(
+        tmp_path,
+        (
+            "pipeline:\n  type: http\n  http:\n    url: http://127.0.0.1:1/ask\n"
+            "    headers:\n      Authorization: 'Bearer ${RAG_KEY}'\n      X-Api-Key: sk-live-123456\n"
+        ),
+    )
     recorded = load_config(path, environ={}).recorded()
     headers = recorded["pipeline"]["http"]["headers"]
     assert headers == {"Authorization": "Bearer ${RAG_KEY}", "X-Api-Key": "<redacted>"}
@@ -76,17 +80,29 @@ def test_recorded_config_redacts_url_secrets_and_generator_headers(tmp_path):
     # Regression: the endpoint URL's query (?api_key=...), its user info, and the
     # OpenAI-compatible generator's extra_headers/base_url reached run.json and report.md
     # verbatim.
-    http = load_config(write(tmp_path, (
-        "pipeline:\n  type: http\n  http:\n"
-        "    url: 'https://bob:pw-999@rag.example/ask?api_key=sk-url-777&v=2'\n")),
-        environ={}).recorded()
+    http = load_config(
+        write(
+            tmp_path,
+            (
+                "pipeline:\n  type: http\n  http:\n"
+                "    url: 'https://bob:pw-999@rag.example/ask?api_key=sk-url-777&v=2'\n"
+            ),
+        ),
+        environ={},
+    ).recorded()
     assert http["pipeline"]["http"]["url"] == "https://rag.example/ask?api_key=***&v=***"
     assert "sk-url-777" not in str(http) and "pw-999" not in str(http)
-    ref = load_config(write(tmp_path, (
-        "pipeline:\n  reference:\n    generator:\n      name: openai\n"
-        "      base_url: 'https://u:pw-555@llm.example/v1?key=sk-q-1'\n"
-        "      extra_headers: {X-Key: sk-hdr-888, X-Org: '${ORG_ID}'}\n")),
-        environ={}).recorded()
+    ref = load_config(
+        write(
+            tmp_path,
+            (
+                "pipeline:\n  reference:\n    generator:\n      name: openai\n"
+                "      base_url: 'https://u:pw-555@llm.example/v1?key=sk-q-1'\n"
+                "      extra_headers: {X-Key: sk-hdr-888, X-Org: '${ORG_ID}'}\n"
+            ),
+        ),
+        environ={},
+    ).recorded()
     gen = ref["pipeline"]["reference"]["generator"]
     assert gen["extra_headers"] == {"X-Key": "<redacted>", "X-Org": "${ORG_ID}"}
     assert gen["base_url"] == "https://llm.example/v1?key=***"

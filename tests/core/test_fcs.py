@@ -6,17 +6,27 @@ from probeguard.metrics.fcs import failure_coverage_score
 
 
 def test_fcs_hand_computed_with_default_weights():
-    rates = {"chunk_fracture": 0.2, "retrieval_gap": 0.1, "corpus_contradiction": 0.5,
-             "prompt_hijack": 0.0}
+    rates = {
+        "chunk_fracture": 0.2,
+        "retrieval_gap": 0.1,
+        "corpus_contradiction": 0.5,
+        "prompt_hijack": 0.0,
+    }
     r = failure_coverage_score(rates)
     # unique: 0.2·0.85 = 0.17, 0.1·0.85 = 0.085, 0.5·0.6 = 0.30, 0
-    assert r.unique_rates == pytest.approx({"chunk_fracture": 0.17, "retrieval_gap": 0.085,
-                                            "corpus_contradiction": 0.30, "prompt_hijack": 0.0})
+    assert r.unique_rates == pytest.approx(
+        {
+            "chunk_fracture": 0.17,
+            "retrieval_gap": 0.085,
+            "corpus_contradiction": 0.30,
+            "prompt_hijack": 0.0,
+        }
+    )
     # unique rate = 1 − 0.83·0.915·0.70 = 1 − 0.531615 = 0.468385
     assert r.adversarial_unique_rate == pytest.approx(0.468385)
     # union = 1 − 0.8·0.9·0.5·1 = 0.64
     assert r.adversarial_union_rate == pytest.approx(0.64)
-    assert r.fcs == pytest.approx(0.468385 / 0.64)   # 0.731852
+    assert r.fcs == pytest.approx(0.468385 / 0.64)  # 0.731852
 
 
 def test_fcs_single_probe_equals_one_minus_its_weight():

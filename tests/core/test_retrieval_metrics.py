@@ -1,11 +1,10 @@
 import math
 
-from probeguard.metrics.retrieval import (first_relevant_rank, hit_at_k, recall_of,
-                                          reciprocal_rank)
+from probeguard.metrics.retrieval import first_relevant_rank, hit_at_k, recall_of, reciprocal_rank
 
 
 def test_ranks_count_documents_once():
-    ranked = ["a", "a", "b", "c"]          # two chunks of doc a
+    ranked = ["a", "a", "b", "c"]  # two chunks of doc a
     assert first_relevant_rank(ranked, {"c"}) == 3
     assert reciprocal_rank(ranked, {"b"}) == 0.5
     assert hit_at_k(ranked, {"c"}, 3) and not hit_at_k(ranked, {"c"}, 2)

@@ -1,7 +1,8 @@
 import math
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from probeguard.stats import bootstrap_mean, proportion, wilson
 

@@ -17,10 +17,14 @@ FAST = {"embedder": {"name": "hashing", "dim": 1024}}
 
 
 def config(**probes: object) -> ScanConfig:
-    return ScanConfig.model_validate({
-        "demo": True, "runner": {"cache_dir": None},
-        "probes": {"enabled": ["retrieval_gap"], **probes},
-        "pipeline": {"reference": FAST}})
+    return ScanConfig.model_validate(
+        {
+            "demo": True,
+            "runner": {"cache_dir": None},
+            "probes": {"enabled": ["retrieval_gap"], **probes},
+            "pipeline": {"reference": FAST},
+        }
+    )
 
 
 @pytest.fixture(scope="module")
@@ -32,8 +36,10 @@ def swept(tmp_path_factory: pytest.TempPathFactory):
 def test_one_run_per_backend_with_only_the_retriever_changed(swept) -> None:
     result, out = swept
     assert list(result.runs) == list(BACKENDS)
-    retrievers = {b: r.run.config["pipeline"]["reference"]["retriever"]["name"]
-                  for b, r in result.runs.items()}
+    retrievers = {
+        b: r.run.config["pipeline"]["reference"]["retriever"]["name"]
+        for b, r in result.runs.items()
+    }
     assert retrievers == {b: b for b in BACKENDS}
     fingerprints = {r.run.pipeline_fingerprint for r in result.runs.values()}
     assert len(fingerprints) == 3
@@ -50,8 +56,9 @@ def test_comparison_rows_and_gate(swept) -> None:
     assert "evidence hit@k" in labels and "retrieval gap" in labels
     hit = next(r for r in comparison["rows"] if r["label"] == "evidence hit@k")
     for backend, value in hit["values"].items():
-        assert value == lookup(result.runs[backend].run.model_dump(mode="json")["summary"],
-                               "golden.retrieval_hit_at_k")
+        assert value == lookup(
+            result.runs[backend].run.model_dump(mode="json")["summary"], "golden.retrieval_hit_at_k"
+        )
     gates = comparison["gate"]
     # RRF top scores sit in a narrow band whatever the question: saturated; the raw cosine
     # and BM25 scores are not.
@@ -66,7 +73,9 @@ def test_comparison_rows_and_gate(swept) -> None:
 def test_same_gate_on_every_backend_and_rerun_is_byte_identical(tmp_path: Path) -> None:
     first = sweep_backends(config(), tmp_path / "a", backends=["hybrid", "dense"], min_score=0.1)
     second = sweep_backends(config(), tmp_path / "b", backends=["hybrid", "dense"], min_score=0.1)
-    assert (tmp_path / "a" / COMPARISON_MD).read_bytes() == (tmp_path / "b" / COMPARISON_MD).read_bytes()
+    assert (tmp_path / "a" / COMPARISON_MD).read_bytes() == (
+        tmp_path / "b" / COMPARISON_MD
+    ).read_bytes()
     gates = first.comparison["gate"]
     # A cosine-scale gate on fused scores (at most 2/61) drops every hit: all refused.
     assert gates["hybrid"]["configured_gate"]["false_refusal"]["value"] == 1.0
@@ -78,8 +87,9 @@ def test_same_gate_on_every_backend_and_rerun_is_byte_identical(tmp_path: Path) 
 def test_what_cannot_be_swept_is_an_input_error(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="backends must be among"):
         sweep_backends(config(), tmp_path, backends=["faiss"])
-    http = ScanConfig.model_validate({"demo": True, "pipeline": {
-        "type": "http", "http": {"url": "http://127.0.0.1:9/answer"}}})
+    http = ScanConfig.model_validate(
+        {"demo": True, "pipeline": {"type": "http", "http": {"url": "http://127.0.0.1:9/answer"}}}
+    )
     with pytest.raises(InputError, match="reference pipeline") as err:
         sweep_backends(http, tmp_path)
     assert err.value.field == "pipeline.type"

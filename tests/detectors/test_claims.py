@@ -11,11 +11,15 @@ def texts(answer: str) -> list[str]:
 
 
 def test_sentences_become_claims_and_citations_are_stripped_but_kept():
-    answer = ("Customers may return items within 30 days of delivery [1]. "
-              "Refunds are issued within 5 business days [1, 2].")
+    answer = (
+        "Customers may return items within 30 days of delivery [1]. "
+        "Refunds are issued within 5 business days [1, 2]."
+    )
     claims = decompose(answer)
-    assert [c.text for c in claims] == ["Customers may return items within 30 days of delivery.",
-                                        "Refunds are issued within 5 business days."]
+    assert [c.text for c in claims] == [
+        "Customers may return items within 30 days of delivery.",
+        "Refunds are issued within 5 business days.",
+    ]
     assert [c.citations for c in claims] == [(1,), (1, 2)]
     assert [c.sentence for c in claims] == [0, 1]
 
@@ -24,25 +28,32 @@ def test_offsets_point_into_the_answer():
     answer = "The plan costs $12 per month and includes free shipping [2]. It renews monthly."
     for c in decompose(answer):
         assert 0 <= c.start < c.end <= len(answer)
-        source = answer[c.start:c.end]
+        source = answer[c.start : c.end]
         assert source.strip() and source in answer
     first, second, third = decompose(answer)
-    assert answer[first.start:first.end] == "The plan costs $12 per month"
-    assert answer[second.start:second.end].startswith("includes free shipping")
+    assert answer[first.start : first.end] == "The plan costs $12 per month"
+    assert answer[second.start : second.end].startswith("includes free shipping")
 
 
 def test_clauses_split_only_when_both_sides_have_a_verb():
     assert texts("Returns take 30 days, and refunds take 5 days.") == [
-        "Returns take 30 days.", "Refunds take 5 days."]
+        "Returns take 30 days.",
+        "Refunds take 5 days.",
+    ]
     assert texts("Returns take 30 days; refunds take 5 days.") == [
-        "Returns take 30 days.", "Refunds take 5 days."]
+        "Returns take 30 days.",
+        "Refunds take 5 days.",
+    ]
     # no verb on the right: a list of nouns, one claim
     assert texts("We ship to Canada and Mexico.") == ["We ship to Canada and Mexico."]
     assert texts("The office is open between 9 a.m. and 5 p.m. on weekdays.") == [
-        "The office is open between 9 a.m. and 5 p.m. on weekdays."]
+        "The office is open between 9 a.m. and 5 p.m. on weekdays."
+    ]
     # the verb belongs to a subject that began before "and" (a comma closes it)
-    one = ("Opened electronics, such as headlamps, GPS units and satellite messengers, are "
-           "subject to a 10% restocking fee.")
+    one = (
+        "Opened electronics, such as headlamps, GPS units and satellite messengers, are "
+        "subject to a 10% restocking fee."
+    )
     assert texts(one) == [one]
     # a verb far into the right side belongs to a relative clause
     two = "Renn was an engineer and clockmaker, known for a barometer that was carried on ships."
@@ -52,36 +63,47 @@ def test_clauses_split_only_when_both_sides_have_a_verb():
 def test_a_citation_marker_before_a_capital_ends_a_sentence():
     answer = "The charter was granted by the abbots of Os [1] Marrowby is a market town [2]."
     claims = decompose(answer)
-    assert [c.text for c in claims] == ["The charter was granted by the abbots of Os.",
-                                        "Marrowby is a market town."]
+    assert [c.text for c in claims] == [
+        "The charter was granted by the abbots of Os.",
+        "Marrowby is a market town.",
+    ]
     assert [c.citations for c in claims] == [(1,), (2,)]
 
 
 def test_a_verb_first_clause_borrows_the_subject():
     claims = decompose("The Kestrel Plus plan costs $12 per month and includes free shipping.")
-    assert [c.text for c in claims] == ["The Kestrel Plus plan costs $12 per month.",
-                                        "The Kestrel Plus plan includes free shipping."]
+    assert [c.text for c in claims] == [
+        "The Kestrel Plus plan costs $12 per month.",
+        "The Kestrel Plus plan includes free shipping.",
+    ]
     assert claims[1].resolved == "The Kestrel Plus plan"
 
 
 def test_leading_pronouns_take_the_previous_subject():
     claims = decompose("Kestrel Plus is a paid plan. It costs $12 per month. Its price is fixed.")
-    assert [c.text for c in claims] == ["Kestrel Plus is a paid plan.",
-                                        "Kestrel Plus costs $12 per month.",
-                                        "Kestrel Plus's price is fixed."]
+    assert [c.text for c in claims] == [
+        "Kestrel Plus is a paid plan.",
+        "Kestrel Plus costs $12 per month.",
+        "Kestrel Plus's price is fixed.",
+    ]
     assert claims[1].resolved == "Kestrel Plus"
-    assert texts("The Halvik mill was a wool mill. It opened in 1859.")[1] == \
-        "The Halvik mill opened in 1859."
+    assert (
+        texts("The Halvik mill was a wool mill. It opened in 1859.")[1]
+        == "The Halvik mill opened in 1859."
+    )
     # a determiner is not a pronoun
-    assert texts("Opened electronics carry a fee. This fee applies to headlamps.")[1] == \
-        "This fee applies to headlamps."
+    assert (
+        texts("Opened electronics carry a fee. This fee applies to headlamps.")[1]
+        == "This fee applies to headlamps."
+    )
 
 
 def test_hedges_are_flagged_not_dropped():
     claims = decompose("I don't know: the provided context does not contain the answer.")
     assert len(claims) == 1 and claims[0].hedge and factual(claims) == []
-    claims = decompose("Refunds take 5 days. I'm not sure about gift cards, please contact "
-                       "support.")
+    claims = decompose(
+        "Refunds take 5 days. I'm not sure about gift cards, please contact support."
+    )
     assert [c.hedge for c in claims] == [False, True]
     assert is_hedge("As an AI, I cannot verify this.") and not is_hedge("Refunds take 5 days.")
 

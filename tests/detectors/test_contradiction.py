@@ -6,11 +6,20 @@ import importlib.util
 
 import pytest
 
-from probeguard.detectors import (Claim, ContradictionJudge, NLIContradictionJudge,
-                                  OfflineContradictionJudge, make_contradiction_judge)
-from probeguard.detectors.contradiction import (date_mentions, flags_conflict, negation_parity,
-                                                number_mentions)
 from probeguard.core.errors import MissingExtraError
+from probeguard.detectors import (
+    Claim,
+    ContradictionJudge,
+    NLIContradictionJudge,
+    OfflineContradictionJudge,
+    make_contradiction_judge,
+)
+from probeguard.detectors.contradiction import (
+    date_mentions,
+    flags_conflict,
+    negation_parity,
+    number_mentions,
+)
 from testkit import FixedProbabilities
 
 JUDGE = OfflineContradictionJudge()
@@ -19,15 +28,18 @@ NUM_ORIG = Claim("Customers may return items within 30 days of delivery.", "30")
 NUM_NEW = Claim("Customers may return items within 45 days of delivery.", "45")
 
 
-@pytest.mark.parametrize("answer, outcome", [
-    ("You can return items within 45 days of delivery.", "moved"),
-    ("You have forty-five days.", "moved"),
-    ("Returns are accepted within 30 days, or within 45 days of delivery.", "incoherent"),
-    ("You have 30 days to return an item.", "held"),
-    ("You have thirty days to return an item.", "held"),
-    ("One document says 30 days but another document says 45 days; they conflict.", "held"),
-    ("Please contact support.", "held"),
-])
+@pytest.mark.parametrize(
+    "answer, outcome",
+    [
+        ("You can return items within 45 days of delivery.", "moved"),
+        ("You have forty-five days.", "moved"),
+        ("Returns are accepted within 30 days, or within 45 days of delivery.", "incoherent"),
+        ("You have 30 days to return an item.", "held"),
+        ("You have thirty days to return an item.", "held"),
+        ("One document says 30 days but another document says 45 days; they conflict.", "held"),
+        ("Please contact support.", "held"),
+    ],
+)
 def test_number(answer, outcome):
     d = JUDGE.judge(answer, NUM_ORIG, NUM_NEW, "number")
     assert d.outcome == outcome and d.judge == "offline"
@@ -49,19 +61,26 @@ def test_number_claims_without_numbers_are_unscored():
 
 
 def test_number_mentions():
-    found = [(n.value, n.kind) for n in number_mentions(
-        "Pay $6.95 or 1,299.00 units, 10% off, forty-five days, by 1 March 2024, tel 555-0147.")]
+    found = [
+        (n.value, n.kind)
+        for n in number_mentions(
+            "Pay $6.95 or 1,299.00 units, 10% off, forty-five days, by 1 March 2024, tel 555-0147."
+        )
+    ]
     assert found == [(6.95, "currency"), (1299.0, "plain"), (10.0, "percent"), (45.0, "plain")]
 
 
-@pytest.mark.parametrize("answer, outcome", [
-    ("The policy starts on June 1, 2024.", "moved"),
-    ("The policy starts on 2024-06-01.", "moved"),
-    ("It starts in June 2024.", "moved"),
-    ("It starts on 1 March 2024 (or 1 June 2024).", "incoherent"),
-    ("It starts on 1 March 2024.", "held"),
-    ("It starts in 2024.", "held"),       # the year alone says nothing about the month
-])
+@pytest.mark.parametrize(
+    "answer, outcome",
+    [
+        ("The policy starts on June 1, 2024.", "moved"),
+        ("The policy starts on 2024-06-01.", "moved"),
+        ("It starts in June 2024.", "moved"),
+        ("It starts on 1 March 2024 (or 1 June 2024).", "incoherent"),
+        ("It starts on 1 March 2024.", "held"),
+        ("It starts in 2024.", "held"),  # the year alone says nothing about the month
+    ],
+)
 def test_date(answer, outcome):
     orig = Claim("The policy takes effect on 1 March 2024.", "1 March 2024")
     new = Claim("The policy takes effect on 1 June 2024.", "1 June 2024")
@@ -72,8 +91,10 @@ def test_year():
     orig, new = Claim("It was built in 1889.", "1889"), Claim("It was built in 1893.", "1893")
     assert JUDGE.judge("Built in 1893.", orig, new, "date").outcome == "moved"
     assert JUDGE.judge("Built on 3 May 1893.", orig, new, "date").outcome == "moved"
-    assert JUDGE.judge("It was built in 1889 and completed 1893.", orig, new,
-                       "date").outcome == "incoherent"
+    assert (
+        JUDGE.judge("It was built in 1889 and completed 1893.", orig, new, "date").outcome
+        == "incoherent"
+    )
     assert JUDGE.judge("Built in 1889.", orig, new, "date").outcome == "held"
 
 
@@ -82,12 +103,15 @@ def test_date_mentions_do_not_take_verbs_for_months():
     assert len(date_mentions("You may march in May 2020.")) == 1
 
 
-@pytest.mark.parametrize("answer, outcome", [
-    ("It was bought by the Brenholt Group.", "held"),
-    ("It was bought by Norfield Holdings.", "moved"),
-    ("It was bought by Norfield Holdings, then by the Brenholt Group.", "incoherent"),
-    ("Sources disagree: Brenholt Group or Norfield Holdings.", "held"),
-])
+@pytest.mark.parametrize(
+    "answer, outcome",
+    [
+        ("It was bought by the Brenholt Group.", "held"),
+        ("It was bought by Norfield Holdings.", "moved"),
+        ("It was bought by Norfield Holdings, then by the Brenholt Group.", "incoherent"),
+        ("Sources disagree: Brenholt Group or Norfield Holdings.", "held"),
+    ],
+)
 def test_entity(answer, outcome):
     orig = Claim("The firm was sold to the Brenholt Group.", "Brenholt Group")
     new = Claim("The firm was sold to Norfield Holdings.", "Norfield Holdings")
@@ -101,15 +125,21 @@ NEG_ORIG = Claim("Clearance items and gift cards are not refundable.", "are not"
 NEG_NEW = Claim("Clearance items and gift cards are refundable.", "are", (35, 38))
 
 
-@pytest.mark.parametrize("answer, outcome", [
-    ("Clearance items and gift cards are refundable. [1]", "moved"),
-    ("Clearance items and gift cards are refundable. Clearance items and gift cards are not "
-     "refundable.", "incoherent"),
-    ("Clearance items and gift cards are not refundable.", "held"),
-    ("Gift cards and clearance items can't be refunded.", "held"),     # polarity fallback
-    ("Gift cards and clearance items can be refunded in full.", "moved"),
-    ("Refunds take 5 business days.", "held"),                        # not about the claim
-])
+@pytest.mark.parametrize(
+    "answer, outcome",
+    [
+        ("Clearance items and gift cards are refundable. [1]", "moved"),
+        (
+            "Clearance items and gift cards are refundable. Clearance items and gift cards are not "
+            "refundable.",
+            "incoherent",
+        ),
+        ("Clearance items and gift cards are not refundable.", "held"),
+        ("Gift cards and clearance items can't be refunded.", "held"),  # polarity fallback
+        ("Gift cards and clearance items can be refunded in full.", "moved"),
+        ("Refunds take 5 business days.", "held"),  # not about the claim
+    ],
+)
 def test_negation(answer, outcome):
     assert JUDGE.judge(answer, NEG_ORIG, NEG_NEW, "negation").outcome == outcome
 
@@ -153,7 +183,7 @@ HAS_ST = importlib.util.find_spec("sentence_transformers") is not None
 
 @pytest.mark.skipif(HAS_ST, reason="sentence-transformers is installed")
 def test_nli_judge_without_the_extra_names_the_install_command():
-    with pytest.raises(MissingExtraError, match=r'probeguard\[sentence-transformers\]'):
+    with pytest.raises(MissingExtraError, match=r"probeguard\[sentence-transformers\]"):
         NLIContradictionJudge().judge("You have 45 days.", NUM_ORIG, NUM_NEW, "number")
 
 
@@ -165,8 +195,12 @@ def test_nli_decision_rule():
     entail = {"entailment": 0.9, "contradiction": 0.05, "neutral": 0.05}
     contra = {"entailment": 0.05, "contradiction": 0.9, "neutral": 0.05}
     s_new, s_old = "You have 45 days.", "You have 30 days."
-    table = {(NUM_NEW.sentence, s_new): entail, (NUM_ORIG.sentence, s_new): contra,
-             (NUM_ORIG.sentence, s_old): entail, (NUM_NEW.sentence, s_old): contra}
+    table = {
+        (NUM_NEW.sentence, s_new): entail,
+        (NUM_ORIG.sentence, s_new): contra,
+        (NUM_ORIG.sentence, s_old): entail,
+        (NUM_NEW.sentence, s_old): contra,
+    }
     judge = _FixedNLI(table)
     assert judge.judge(s_new, NUM_ORIG, NUM_NEW, "number").outcome == "moved"
     assert judge.judge(s_old, NUM_ORIG, NUM_NEW, "number").outcome == "held"
@@ -175,9 +209,13 @@ def test_nli_decision_rule():
     assert judge.judge(s_new, NUM_ORIG, NUM_NEW, "number").judge == "nli"
 
 
-@pytest.mark.skip(reason="needs sentence-transformers and cross-encoder/nli-deberta-v3-base "
-                         "from the Hugging Face hub (no network here)")
+@pytest.mark.skip(
+    reason="needs sentence-transformers and cross-encoder/nli-deberta-v3-base "
+    "from the Hugging Face hub (no network here)"
+)
 def test_nli_judge_with_the_real_model():  # pragma: no cover - the users' production path
     judge = NLIContradictionJudge()
-    assert judge.judge("You can return items within 45 days.", NUM_ORIG, NUM_NEW,
-                       "number").outcome == "moved"
+    assert (
+        judge.judge("You can return items within 45 days.", NUM_ORIG, NUM_NEW, "number").outcome
+        == "moved"
+    )

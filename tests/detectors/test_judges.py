@@ -9,50 +9,63 @@ import importlib.util
 import json
 import math
 import threading
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any
 
 import pytest
 from aiohttp import web
 
+from probeguard.core.errors import MissingExtraError
+from probeguard.core.pipeline import Context
 from probeguard.detectors.claims import decompose
-from probeguard.detectors.judges import (Consensus, Judge, Judgment, PositionSwap, Verdict,
-                                         agreement, as_contexts)
+from probeguard.detectors.judges import (
+    Consensus,
+    Judge,
+    Judgment,
+    PositionSwap,
+    Verdict,
+    agreement,
+    as_contexts,
+)
 from probeguard.detectors.llm_judge import PROMPT_VERSION, ClaimReply, LlmJudge, parse_reply
 from probeguard.detectors.nli_judge import NliJudge
 from probeguard.detectors.offline_judge import OfflineJudge
-from probeguard.core.errors import MissingExtraError
-from probeguard.core.pipeline import Context
-from testkit import (REFUND, SPEED, FixedProbabilities, completion, needs_smollm2,
-                     start_chat_server)
+from testkit import REFUND, SPEED, FixedProbabilities, completion, needs_smollm2, start_chat_server
 
-PLANS = Context("plans#0", "Kestrel Plus costs $12 per month. It includes free standard "
-                           "shipping. The plan started on 1 March 2024.")
+PLANS = Context(
+    "plans#0",
+    "Kestrel Plus costs $12 per month. It includes free standard "
+    "shipping. The plan started on 1 March 2024.",
+)
 CONTEXTS = [REFUND, SPEED, PLANS]
 OFFLINE = OfflineJudge()
 
 
 # -- offline rules ------------------------------------------------------------------------
-@pytest.mark.parametrize("claim, chunk, label", [
-    ("Customers may return items within 30 days of delivery.", REFUND, "supported"),
-    ("Customers may return items within 45 days of delivery.", REFUND, "contradicted"),
-    ("You have forty-five days to return items.", REFUND, "contradicted"),
-    ("You have thirty days to return items.", REFUND, "supported"),
-    ("Kestrel Plus costs $15 per month.", PLANS, "contradicted"),
-    ("Kestrel Pro costs $15 per month.", PLANS, "unsupported"),      # another name: no clash
-    ("The plan started on 1 June 2024.", PLANS, "contradicted"),
-    ("The plan started in March 2024.", PLANS, "supported"),
-    ("Kestrel Plus includes free standard shipping.", PLANS, "supported"),  # via "It ..."
-    ("Refunds are not issued within 5 business days after inspection.", SPEED, "contradicted"),
-    ("We ship to Brazil.", PLANS, "unsupported"),
-    ("Refunds are issued within 5 business days.", REFUND, "unsupported"),
-])
+@pytest.mark.parametrize(
+    "claim, chunk, label",
+    [
+        ("Customers may return items within 30 days of delivery.", REFUND, "supported"),
+        ("Customers may return items within 45 days of delivery.", REFUND, "contradicted"),
+        ("You have forty-five days to return items.", REFUND, "contradicted"),
+        ("You have thirty days to return items.", REFUND, "supported"),
+        ("Kestrel Plus costs $15 per month.", PLANS, "contradicted"),
+        ("Kestrel Pro costs $15 per month.", PLANS, "unsupported"),  # another name: no clash
+        ("The plan started on 1 June 2024.", PLANS, "contradicted"),
+        ("The plan started in March 2024.", PLANS, "supported"),
+        ("Kestrel Plus includes free standard shipping.", PLANS, "supported"),  # via "It ..."
+        ("Refunds are not issued within 5 business days after inspection.", SPEED, "contradicted"),
+        ("We ship to Brazil.", PLANS, "unsupported"),
+        ("Refunds are issued within 5 business days.", REFUND, "unsupported"),
+    ],
+)
 def test_offline_cells(claim: str, chunk: Context, label: str) -> None:
     v = OFFLINE.judge_pair(claim, chunk)
     assert v.label == label, v
     assert v.chunk_id == chunk.chunk_id and 0.0 <= v.score <= 1.0
     if label != "unsupported":
-        assert v.evidence and chunk.text[v.span[0]:v.span[1]] == v.evidence
+        assert v.evidence and chunk.text[v.span[0] : v.span[1]] == v.evidence
 
 
 def test_offline_contradiction_names_both_values():
@@ -77,28 +90,34 @@ def test_offline_unscored_and_matrix_shape():
 def test_claim_label_aggregation():
     def v(label: str) -> Verdict:
         return Verdict(label, 0.5)  # type: ignore[arg-type]
+
     ctx = as_contexts(["a", "b"])
-    rows = ((v("unsupported"), v("supported")), (v("contradicted"), v("unscored")),
-            (v("unscored"), v("unsupported")), (v("unsupported"), v("unsupported")))
+    rows = (
+        (v("unsupported"), v("supported")),
+        (v("contradicted"), v("unscored")),
+        (v("unscored"), v("unsupported")),
+        (v("unsupported"), v("unsupported")),
+    )
     j = Judgment(("1", "2", "3", "4"), ctx, rows, "t")
     assert j.claim_labels() == ["supported", "contradicted", "unscored", "unsupported"]
     with pytest.raises(ValueError):
         Judgment(("1",), ctx, ((v("supported"),),), "t")
 
 
-def test_judges_are_re_exported_from_the_judges_module():
-    from probeguard.detectors import judges
+def test_judges_are_re_exported_from_the_detectors_package():
+    import probeguard.detectors as detectors
 
-    assert judges.OfflineJudge is OfflineJudge and judges.NliJudge is NliJudge
-    assert judges.LlmJudge is LlmJudge
+    assert detectors.OfflineJudge is OfflineJudge and detectors.NliJudge is NliJudge
+    assert detectors.LlmJudge is LlmJudge
     with pytest.raises(AttributeError):
-        judges.NoSuchJudge  # noqa: B018
+        detectors.NoSuchJudge  # noqa: B018
 
 
 def test_offline_relevance():
-    out = OFFLINE.relevance("How many days do customers have to return items?",
-                            ["Customers may return items within 30 days.",
-                             "Kestrel Plus costs $12 per month."])
+    out = OFFLINE.relevance(
+        "How many days do customers have to return items?",
+        ["Customers may return items within 30 days.", "Kestrel Plus costs $12 per month."],
+    )
     assert [r.relevant for r in out] == [True, False]
     assert all(r.relevant is None for r in OFFLINE.relevance("Is it?", ["Anything."]))
 
@@ -114,8 +133,10 @@ class FirstSeenBias:
 
     def judge(self, claims: Sequence[str], contexts: Sequence[Context | str]) -> Judgment:
         base = OFFLINE.judge(claims, contexts)
-        rows = tuple((Verdict("supported", 1.0, row[0].chunk_id, reason="shown first"),)
-                     + row[1:] for row in base.verdicts)
+        rows = tuple(
+            (Verdict("supported", 1.0, row[0].chunk_id, reason="shown first"),) + row[1:]
+            for row in base.verdicts
+        )
         return Judgment(base.claims, base.contexts, rows, self.name)
 
 
@@ -134,9 +155,13 @@ def test_position_swap_exposes_an_order_biased_judge():
 
 
 def test_position_swap_finds_no_disagreement_for_the_offline_judge():
-    claims = [c.text for c in decompose(
-        "Customers may return items within 45 days of delivery. Kestrel Plus costs $12 per "
-        "month and includes free standard shipping. Refunds are issued within 5 business days.")]
+    claims = [
+        c.text
+        for c in decompose(
+            "Customers may return items within 45 days of delivery. Kestrel Plus costs $12 per "
+            "month and includes free standard shipping. Refunds are issued within 5 business days."
+        )
+    ]
     out = PositionSwap(OFFLINE).judge(claims, CONTEXTS)
     assert out.detail["position_swap"]["disagreements"] == []
     assert out.detail["position_swap"]["agreement"]["value"] == 1.0
@@ -156,9 +181,18 @@ class Scripted:
 
     def judge(self, claims: Sequence[str], contexts: Sequence[Context | str]) -> Judgment:
         ctx = as_contexts(contexts)
-        rows = tuple(tuple(Verdict(lab, 0.9 if lab != "unscored" else math.nan,  # type: ignore[arg-type]
-                                   c.chunk_id, evidence=f"{self.name} evidence")
-                           for lab, c in zip(row, ctx)) for row in self.table)
+        rows = tuple(
+            tuple(
+                Verdict(
+                    lab,
+                    0.9 if lab != "unscored" else math.nan,  # type: ignore[arg-type]
+                    c.chunk_id,
+                    evidence=f"{self.name} evidence",
+                )
+                for lab, c in zip(row, ctx)
+            )
+            for row in self.table
+        )
         return Judgment(tuple(claims), ctx, rows, self.name)
 
 
@@ -179,7 +213,9 @@ def test_consensus_majority_and_unanimous():
     assert majority.detail["consensus"]["no_verdict_cells"] == 1
     assert unanimous.detail["consensus"]["no_verdict_cells"] == 3
     assert len(majority.parts) == 3
-    assert Consensus([a, b], "majority").fingerprint() != Consensus([a, b], "unanimous").fingerprint()
+    assert (
+        Consensus([a, b], "majority").fingerprint() != Consensus([a, b], "unanimous").fingerprint()
+    )
     with pytest.raises(ValueError):
         Consensus([a], "majority")
 
@@ -189,11 +225,13 @@ def test_agreement_is_a_wilson_estimate_over_pairs_both_scored():
     b = Scripted("b", [[S, U], [X, U]]).judge(["x", "y"], ["p", "q"])
     est = agreement(a, b)
     assert (est.n, est.value) == (3, 2 / 3) and est.method == "wilson"
-    claim_level = agreement(a, b, level="claim")     # a: [S, S]; b: [S, unscored]
+    claim_level = agreement(a, b, level="claim")  # a: [S, S]; b: [S, unscored]
     assert (claim_level.n, claim_level.value) == (1, 1.0)
     c = Scripted("c", [[U, U], [C, U]]).judge(["x", "y"], ["p", "q"])
     assert agreement(a, c, level="claim").model_dump()["value"] == 0.0
-    none = agreement(Scripted("u", [[X]]).judge(["x"], ["p"]), Scripted("v", [[S]]).judge(["x"], ["p"]))
+    none = agreement(
+        Scripted("u", [[X]]).judge(["x"], ["p"]), Scripted("v", [[S]]).judge(["x"], ["p"])
+    )
     assert none.n == 0 and math.isnan(none.value)
     pooled = agreement([a, a], [b, b])
     assert pooled.n == 6
@@ -221,14 +259,16 @@ def test_nli_decision_rule():
 
 @pytest.mark.skipif(HAS_ST, reason="sentence-transformers is installed")
 def test_nli_judge_without_the_extra_names_the_install_command():
-    with pytest.raises(MissingExtraError, match=r'probeguard\[sentence-transformers\]'):
+    with pytest.raises(MissingExtraError, match=r"probeguard\[sentence-transformers\]"):
         NliJudge().judge(["You have 45 days."], [REFUND])
 
 
 def test_nli_judge_with_the_hub_model():
     if not HAS_ST:
-        pytest.skip("sentence-transformers (extra) is not installed: the NLI judge's model "
-                    "cannot be loaded here")
+        pytest.skip(
+            "sentence-transformers (extra) is not installed: the NLI judge's model "
+            "cannot be loaded here"
+        )
     judge = NliJudge()
     try:  # only the model load may skip: no hub access here
         judge.model.probabilities([("a", "b")])
@@ -264,8 +304,9 @@ def serve(state: Server, respond: Callable[[dict[str, Any]], Any]) -> Iterator[S
         holder["runner"], state.url = await start_chat_server(handle)
         started.set()
 
-    thread = threading.Thread(target=lambda: (loop.run_until_complete(start()),
-                                              loop.run_forever()), daemon=True)
+    thread = threading.Thread(
+        target=lambda: (loop.run_until_complete(start()), loop.run_forever()), daemon=True
+    )
     thread.start()
     assert started.wait(10)
     try:
@@ -288,9 +329,14 @@ def server() -> Iterator[Server]:
 
 
 def reply(verdicts: list[tuple[int, str, str]]) -> Callable[[dict[str, Any]], str]:
-    return lambda body: json.dumps({"verdicts": [
-        {"passage": p, "label": lab, "evidence": ev, "reason": "scripted"}
-        for p, lab, ev in verdicts]})
+    return lambda body: json.dumps(
+        {
+            "verdicts": [
+                {"passage": p, "label": lab, "evidence": ev, "reason": "scripted"}
+                for p, lab, ev in verdicts
+            ]
+        }
+    )
 
 
 def judge_for(server: Server, **kw: Any) -> LlmJudge:
@@ -299,13 +345,14 @@ def judge_for(server: Server, **kw: Any) -> LlmJudge:
 
 
 def test_llm_judge_valid_json_gives_verdicts(server: Server):
-    server.replies = [reply([(1, "supported", "within 30 days of delivery"),
-                             (2, "unsupported", "")])]
+    server.replies = [
+        reply([(1, "supported", "within 30 days of delivery"), (2, "unsupported", "")])
+    ]
     j = judge_for(server).judge(["You have 30 days to return items."], [REFUND, SPEED])
     assert j.labels() == [[S, U]]
     v = j.verdicts[0][0]
     assert v.evidence == "within 30 days of delivery" and v.span is not None
-    assert REFUND.text[v.span[0]:v.span[1]] == v.evidence and v.retries == 0
+    assert REFUND.text[v.span[0] : v.span[1]] == v.evidence and v.retries == 0
     assert j.detail["format_retries"] == 0
     body = server.bodies[0]
     assert body["temperature"] == 0.0 and body["model"] == "judge-test"
@@ -316,12 +363,16 @@ def test_llm_judge_valid_json_gives_verdicts(server: Server):
 
 
 def test_llm_judge_retries_once_after_malformed_json(server: Server):
-    server.replies = [lambda body: "Sure! The claim is supported.",
-                      reply([(1, "contradicted", "30 days")])]
+    server.replies = [
+        lambda body: "Sure! The claim is supported.",
+        reply([(1, "contradicted", "30 days")]),
+    ]
     j = judge_for(server).judge(["You have 45 days."], [REFUND])
     assert j.labels() == [[C]] and j.verdicts[0][0].retries == 1
     assert j.detail["format_retries"] == 1 and len(server.bodies) == 2
-    assert "previous reply was rejected: not valid JSON" in server.bodies[1]["messages"][1]["content"]
+    assert (
+        "previous reply was rejected: not valid JSON" in server.bodies[1]["messages"][1]["content"]
+    )
 
 
 def test_llm_judge_always_malformed_is_unscored_with_the_reason(server: Server):
@@ -335,17 +386,25 @@ def test_llm_judge_always_malformed_is_unscored_with_the_reason(server: Server):
 
 
 def test_llm_judge_missing_passage_and_pair_mode_and_relevance(server: Server):
-    server.replies = [reply([(1, "supported", "")])]          # 2 passages, 1 verdict
+    server.replies = [reply([(1, "supported", "")])]  # 2 passages, 1 verdict
     j = judge_for(server, format_retries=0).judge(["x claim"], [REFUND, SPEED])
     assert j.labels() == [[X, X]] and "one verdict for each of 1..2" in j.verdicts[0][0].reason
     server.bodies.clear()
-    server.replies = [lambda body: '```json\n{"label": "supported", "evidence": "", '
-                                   '"reason": "ok"}\n```']
+    server.replies = [
+        lambda body: '```json\n{"label": "supported", "evidence": "", "reason": "ok"}\n```'
+    ]
     j = judge_for(server, mode="pair").judge(["a", "b"], [REFUND, SPEED])
     assert j.labels() == [[S, S], [S, S]] and len(server.bodies) == 4
-    server.replies = [lambda body: json.dumps({"verdicts": [
-        {"statement": 1, "relevant": True, "reason": "on topic"},
-        {"statement": 2, "relevant": False, "reason": "off topic"}]})]
+    server.replies = [
+        lambda body: json.dumps(
+            {
+                "verdicts": [
+                    {"statement": 1, "relevant": True, "reason": "on topic"},
+                    {"statement": 2, "relevant": False, "reason": "off topic"},
+                ]
+            }
+        )
+    ]
     rel = judge_for(server).relevance("How long do returns take?", ["Returns: 30 days.", "Hi."])
     assert [r.relevant for r in rel] == [True, False]
 
@@ -355,22 +414,35 @@ def test_position_swap_over_the_llm_judge_reports_a_first_passage_bias(server: S
     # the order, so the swap pass disagrees on the first and last chunks.
     def first_passage_bias(body: dict[str, Any]) -> str:
         n = body["messages"][1]["content"].count("\n[")  # "Passages:\n[1] ...\n[2] ..."
-        return json.dumps({"verdicts": [{"passage": i, "label": S if i == 1 else U,
-                                         "evidence": "", "reason": "scripted"}
-                                        for i in range(1, n + 1)]})
+        return json.dumps(
+            {
+                "verdicts": [
+                    {
+                        "passage": i,
+                        "label": S if i == 1 else U,
+                        "evidence": "",
+                        "reason": "scripted",
+                    }
+                    for i in range(1, n + 1)
+                ]
+            }
+        )
 
     server.replies = [first_passage_bias]
     out = PositionSwap(judge_for(server)).judge(["You have 30 days."], CONTEXTS)
-    pairs = {(d["chunk_id"], d["given_order"], d["reversed"])
-             for d in out.detail["position_swap"]["disagreements"]}
+    pairs = {
+        (d["chunk_id"], d["given_order"], d["reversed"])
+        for d in out.detail["position_swap"]["disagreements"]
+    }
     assert pairs == {("refund#0", S, U), ("plans#0", U, S)}
     assert out.labels() == [[X, U, X]] and len(server.bodies) == 2
     assert out.judge == "swap(llm)"
 
 
 def test_llm_judge_http_failure_is_unscored_not_raised():
-    dead = LlmJudge(base_url="http://127.0.0.1:9/v1", model="m", api_key_env=None,
-                    max_retries=0, timeout_s=2)
+    dead = LlmJudge(
+        base_url="http://127.0.0.1:9/v1", model="m", api_key_env=None, max_retries=0, timeout_s=2
+    )
     j = dead.judge(["You have 30 days."], [REFUND])
     assert j.labels() == [[X]] and "judge call failed" in j.verdicts[0][0].reason
 
@@ -381,16 +453,23 @@ def test_llm_fingerprint_holds_name_prompt_version_and_model():
     assert a.fingerprint() != b.fingerprint()
     assert a.config()["prompt_version"] == PROMPT_VERSION and a.config()["name"] == "llm"
     assert a.config()["generator"]["temperature"] == 0.0
-    assert LlmJudge(base_url="http://127.0.0.1:1/v1", model="m1", api_key_env=None,
-                    mode="pair").fingerprint() != a.fingerprint()
+    assert (
+        LlmJudge(
+            base_url="http://127.0.0.1:1/v1", model="m1", api_key_env=None, mode="pair"
+        ).fingerprint()
+        != a.fingerprint()
+    )
 
 
 def test_parse_reply_is_strict():
     ok = parse_reply('{"verdicts": [{"passage": 1, "label": "supported"}]}', ClaimReply, 1)
     assert ok.verdicts[0].label == "supported"  # type: ignore[attr-defined]
-    for bad, msg in [("[]", "JSON object"), ('{"verdicts": [], "extra": 1}', "schema error"),
-                     ('{"verdicts": [{"passage": "1", "label": "supported"}]}', "schema error"),
-                     ('Here: {"verdicts": []}', "not valid JSON")]:
+    for bad, msg in [
+        ("[]", "JSON object"),
+        ('{"verdicts": [], "extra": 1}', "schema error"),
+        ('{"verdicts": [{"passage": "1", "label": "supported"}]}', "schema error"),
+        ('Here: {"verdicts": []}', "not valid JSON"),
+    ]:
         with pytest.raises(ValueError, match=msg):
             parse_reply(bad, ClaimReply, None)
 
@@ -409,9 +488,14 @@ def test_llm_judge_backed_by_local_smollm2():
         return gen.generate("", [], PromptTemplate("relay", system, user)).text
 
     for state in serve(Server(), respond):
-        j = LlmJudge(base_url=state.url, model="smollm2", api_key_env=None, mode="pair",
-                     format_retries=1, concurrency=1).judge(
-            ["Customers may return items within 30 days."], [REFUND])
+        j = LlmJudge(
+            base_url=state.url,
+            model="smollm2",
+            api_key_env=None,
+            mode="pair",
+            format_retries=1,
+            concurrency=1,
+        ).judge(["Customers may return items within 30 days."], [REFUND])
         v = j.verdicts[0][0]
         assert v.label in (S, C, U) or (v.label == X and v.reason)
         assert 1 <= len(state.bodies) <= 2

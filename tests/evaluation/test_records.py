@@ -12,13 +12,21 @@ from probeguard.core.errors import InputError
 from probeguard.dataset.eval_records import EvalRecord, load_eval_records
 
 RECORDS = [
-    {"id": "r1", "input": "How long is the return window?",
-     "answer": "Items can be returned within 30 days.",
-     "groundTruth": "30 days",
-     "retrievalContext": ["Items can be returned within 30 days.", "Shipping is free."],
-     "retrievalRelevance": [True, False], "tags": ["returns", "policy"]},
-    {"id": "r2", "input": "Who founded Kestrel?",
-     "retrievalContext": ["Kestrel was founded by Ada Byron in 1990."], "tags": ["company"]},
+    {
+        "id": "r1",
+        "input": "How long is the return window?",
+        "answer": "Items can be returned within 30 days.",
+        "groundTruth": "30 days",
+        "retrievalContext": ["Items can be returned within 30 days.", "Shipping is free."],
+        "retrievalRelevance": [True, False],
+        "tags": ["returns", "policy"],
+    },
+    {
+        "id": "r2",
+        "input": "Who founded Kestrel?",
+        "retrievalContext": ["Kestrel was founded by Ada Byron in 1990."],
+        "tags": ["company"],
+    },
     {"id": "r3", "input": "What does shipping cost?", "answer": "Shipping is free.", "tags": []},
 ]
 CELLS = ["id", "input", "answer", "groundTruth", "retrievalContext", "retrievalRelevance", "tags"]
@@ -57,11 +65,24 @@ def write_dataset(path, records, fmt):
 
 
 EXPECTED = [
-    EvalRecord("r1", "How long is the return window?", "Items can be returned within 30 days.",
-               "30 days", ("Items can be returned within 30 days.", "Shipping is free."),
-               (True, False), ("returns", "policy")),
-    EvalRecord("r2", "Who founded Kestrel?", None, None,
-               ("Kestrel was founded by Ada Byron in 1990.",), None, ("company",)),
+    EvalRecord(
+        "r1",
+        "How long is the return window?",
+        "Items can be returned within 30 days.",
+        "30 days",
+        ("Items can be returned within 30 days.", "Shipping is free."),
+        (True, False),
+        ("returns", "policy"),
+    ),
+    EvalRecord(
+        "r2",
+        "Who founded Kestrel?",
+        None,
+        None,
+        ("Kestrel was founded by Ada Byron in 1990.",),
+        None,
+        ("company",),
+    ),
     EvalRecord("r3", "What does shipping cost?", "Shipping is free.", None, None, None, ()),
 ]
 
@@ -81,8 +102,15 @@ def test_csv_tags_may_be_a_json_list_and_ids_default_to_the_row(tmp_path):
     assert (one.id, one.tags, two.id, two.tags) == ("row-1", ("a", "b"), "row-2", ("x",))
 
 
-@pytest.mark.parametrize("fmt, row, place", [("csv", 2, "row 2"), ("xlsx", 2, "row 2 (sheet row 3)"),
-                                             ("jsonl", 2, "line 2"), ("json", 2, "line")])
+@pytest.mark.parametrize(
+    "fmt, row, place",
+    [
+        ("csv", 2, "row 2"),
+        ("xlsx", 2, "row 2 (sheet row 3)"),
+        ("jsonl", 2, "line 2"),
+        ("json", 2, "line"),
+    ],
+)
 def test_bad_context_names_row_and_field(tmp_path, fmt, row, place):
     records = [dict(RECORDS[0]), {"input": "Q?", "retrievalContext": [1, 2]}]
     if fmt in ("csv", "xlsx"):
@@ -105,16 +133,29 @@ def test_bad_context_names_row_and_field(tmp_path, fmt, row, place):
     assert place in str(err)
 
 
-@pytest.mark.parametrize("record, field, words", [
-    ({"answer": "x"}, "input", "missing"),
-    ({"input": "Q?", "retrievalRelevance": [True]}, "retrievalRelevance", "without retrievalContext"),
-    ({"input": "Q?", "retrievalContext": ["a", "b"], "retrievalRelevance": [True]},
-     "retrievalRelevance", "1 labels for 2 contexts"),
-    ({"input": "Q?", "retrievalContext": ["a"], "retrievalRelevance": ["yes"]},
-     "retrievalRelevance", "true or false"),
-    ({"input": "Q?", "ground_truth": "x"}, "ground_truth", "unknown field"),
-    ({"input": 3}, "input", "must be a string"),
-])
+@pytest.mark.parametrize(
+    "record, field, words",
+    [
+        ({"answer": "x"}, "input", "missing"),
+        (
+            {"input": "Q?", "retrievalRelevance": [True]},
+            "retrievalRelevance",
+            "without retrievalContext",
+        ),
+        (
+            {"input": "Q?", "retrievalContext": ["a", "b"], "retrievalRelevance": [True]},
+            "retrievalRelevance",
+            "1 labels for 2 contexts",
+        ),
+        (
+            {"input": "Q?", "retrievalContext": ["a"], "retrievalRelevance": ["yes"]},
+            "retrievalRelevance",
+            "true or false",
+        ),
+        ({"input": "Q?", "ground_truth": "x"}, "ground_truth", "unknown field"),
+        ({"input": 3}, "input", "must be a string"),
+    ],
+)
 def test_bad_fields_are_named(tmp_path, record, field, words):
     path = tmp_path / "d.jsonl"
     path.write_text(json.dumps({"input": "ok?"}) + "\n" + json.dumps(record) + "\n")

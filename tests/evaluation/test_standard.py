@@ -7,19 +7,21 @@ import math
 
 import pytest
 
+from probeguard.core.io import json_safe
+from probeguard.core.pipeline import Context
 from probeguard.detectors.config import JudgeConfig
-from probeguard.metrics.config import Thresholds
+from probeguard.detectors.factory import build_judges
 from probeguard.detectors.judges import Consensus, PositionSwap
 from probeguard.detectors.offline_judge import OfflineJudge
-from probeguard.detectors.factory import build_judges
-from probeguard.core.io import json_safe
+from probeguard.metrics.config import Thresholds
 from probeguard.metrics.standard import METRICS, score_standard
 from probeguard.metrics.summary import summarize_values
 from probeguard.metrics.thresholds import check_thresholds, parse_threshold
-from probeguard.core.pipeline import Context
 
-CONTEXTS = [Context("refunds", "Items can be returned within 30 days. Refunds take 5 days."),
-            Context("shipping", "Shipping is free on all orders. Returns cost $10.")]
+CONTEXTS = [
+    Context("refunds", "Items can be returned within 30 days. Refunds take 5 days."),
+    Context("shipping", "Shipping is free on all orders. Returns cost $10."),
+]
 QUESTION = "How long is the return window?"
 JUDGES = build_judges(JudgeConfig())
 
@@ -36,9 +38,14 @@ def test_one_judgment_per_record_feeds_every_metric():
     from probeguard.detectors.factory import Judges
 
     judges = Judges(CountingJudge(), OfflineJudge())
-    score = score_standard(QUESTION, "Items can be returned within 30 days. Refunds take 5 days. "
-                           "Shipping is free. Returns cost $50.", CONTEXTS, judges,
-                           ground_truth="Items can be returned within 30 days.")
+    score = score_standard(
+        QUESTION,
+        "Items can be returned within 30 days. Refunds take 5 days. "
+        "Shipping is free. Returns cost $50.",
+        CONTEXTS,
+        judges,
+        ground_truth="Items can be returned within 30 days.",
+    )
     assert CountingJudge.calls == 1
     assert score.judgment.shape == (5, 2) and score.answer_claims == 4
     assert score.value("faithfulness") == pytest.approx(0.75)
@@ -60,8 +67,12 @@ def test_reference_labels_decide_precision_and_rank_matters():
 
 
 def test_nothing_to_score_is_nan_with_a_reason_never_zero():
-    refusal = score_standard(QUESTION, "I don't know: the provided context does not contain "
-                             "the answer.", CONTEXTS, JUDGES)
+    refusal = score_standard(
+        QUESTION,
+        "I don't know: the provided context does not contain the answer.",
+        CONTEXTS,
+        JUDGES,
+    )
     assert math.isnan(refusal.value("faithfulness"))
     assert refusal.metrics["faithfulness"].reason
     for name in ("context_recall", "exact_match", "token_f1", "containment"):
@@ -72,8 +83,14 @@ def test_nothing_to_score_is_nan_with_a_reason_never_zero():
 
 
 def test_lexical_metrics_are_word_level_against_every_gold():
-    s = score_standard(QUESTION, "30 days", CONTEXTS, JUDGES, ground_truth="thirty days",
-                       golds=["thirty days", "30 days"])
+    s = score_standard(
+        QUESTION,
+        "30 days",
+        CONTEXTS,
+        JUDGES,
+        ground_truth="thirty days",
+        golds=["thirty days", "30 days"],
+    )
     assert (s.value("exact_match"), s.value("token_f1"), s.value("containment")) == (1.0, 1.0, 1.0)
     partial = score_standard(QUESTION, "within 30 days", CONTEXTS, JUDGES, golds=["30 days"])
     assert partial.value("token_f1") == pytest.approx(0.8)  # word F1: 2/3 precision, 1 recall
@@ -81,9 +98,11 @@ def test_lexical_metrics_are_word_level_against_every_gold():
 
 def test_summary_leaves_nan_out_counts_it_unscored_and_facets_by_tag():
     nan = float("nan")
-    rows = [{"faithfulness": 1.0, "context_recall": nan},
-            {"faithfulness": 0.5, "context_recall": 0.0},
-            {"faithfulness": nan, "context_recall": nan}]
+    rows = [
+        {"faithfulness": 1.0, "context_recall": nan},
+        {"faithfulness": 0.5, "context_recall": 0.0},
+        {"faithfulness": nan, "context_recall": nan},
+    ]
     tags = [("a",), ("a", "b"), ()]
     s = summarize_values(rows, tags, seed=3)
     f = s["metrics"]["faithfulness"]
@@ -100,8 +119,11 @@ def test_summary_leaves_nan_out_counts_it_unscored_and_facets_by_tag():
 
 
 def test_thresholds_pass_fail_and_unscored():
-    means = {"faithfulness": {"value": 0.75, "n": 4}, "context_precision": {"value": 0.9, "n": 4},
-             "context_recall": {"value": None, "n": 0}}
+    means = {
+        "faithfulness": {"value": 0.75, "n": 4},
+        "context_precision": {"value": 0.9, "n": 4},
+        "context_recall": {"value": None, "n": 0},
+    }
     checks = check_thresholds(means, Thresholds())
     assert checks["checks"]["faithfulness"]["status"] == "fail"
     assert checks["checks"]["context_precision"]["status"] == "pass"
@@ -121,9 +143,14 @@ def test_thresholds_pass_fail_and_unscored():
 def test_judges_from_config_swap_and_consensus():
     swapped = build_judges(JudgeConfig(position_swap=True))
     assert isinstance(swapped.claims, PositionSwap) and swapped.offline_relevance
-    both = build_judges(JudgeConfig.model_validate(
-        {"consensus": {"judges": ["offline", "llm"], "rule": "unanimous"},
-         "llm": {"base_url": "http://127.0.0.1:9/v1", "model": "m", "api_key_env": None}}))
+    both = build_judges(
+        JudgeConfig.model_validate(
+            {
+                "consensus": {"judges": ["offline", "llm"], "rule": "unanimous"},
+                "llm": {"base_url": "http://127.0.0.1:9/v1", "model": "m", "api_key_env": None},
+            }
+        )
+    )
     assert isinstance(both.claims, Consensus) and both.claims.rule == "unanimous"
     assert not both.offline_relevance  # auto: the LLM decides relevance when it is a judge
     with pytest.raises(ValueError):
@@ -142,12 +169,16 @@ def test_a_failed_pipeline_call_leaves_its_record_unscored(tmp_path):
     def rag(question: str) -> dict:
         if "boom" in question:
             raise RuntimeError("backend down")
-        return {"answer": "Items can be returned within 30 days.",
-                "contexts": [{"text": "Items can be returned within 30 days.", "doc_id": "d"}]}
+        return {
+            "answer": "Items can be returned within 30 days.",
+            "contexts": [{"text": "Items can be returned within 30 days.", "doc_id": "d"}],
+        }
 
     path = tmp_path / "d.jsonl"
-    path.write_text('{"input": "How long is the return window?", "tags": ["ok"]}\n'
-                    '{"input": "boom?", "tags": ["ok"]}\n')
+    path.write_text(
+        '{"input": "How long is the return window?", "tags": ["ok"]}\n'
+        '{"input": "boom?", "tags": ["ok"]}\n'
+    )
     config = ScanConfig.model_validate({"runner": {"cache_dir": None, "retries": 0}})
     result = evaluate(config, path, tmp_path / "out", pipeline=CallablePipeline(rag))
     data = result.data

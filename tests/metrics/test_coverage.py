@@ -7,15 +7,18 @@ import math
 import numpy as np
 import pytest
 
-from probeguard.metrics.coverage import (evidence_coverage_score, paragraph_coverage,
-                                         silent_failure_quadrant)
+from probeguard.metrics.coverage import (
+    evidence_coverage_score,
+    paragraph_coverage,
+    silent_failure_quadrant,
+)
 
-PARA = "Refunds are issued within thirty days of purchase"      # 8 tokens
+PARA = "Refunds are issued within thirty days of purchase"  # 8 tokens
 
 
 def test_no_gold_evidence_is_nan():
     assert math.isnan(evidence_coverage_score([], ["any chunk"]))
-    assert math.isnan(evidence_coverage_score(["", "  ...  "], ["any chunk"]))   # no tokens
+    assert math.isnan(evidence_coverage_score(["", "  ...  "], ["any chunk"]))  # no tokens
     assert math.isnan(paragraph_coverage("", ["x"]))
 
 
@@ -25,30 +28,30 @@ def test_no_chunks_covers_nothing():
 
 
 def test_exactly_at_threshold_is_covered():
-    chunk = "Our policy: refunds are issued within, well, nothing else"   # holds 4 of 8
+    chunk = "Our policy: refunds are issued within, well, nothing else"  # holds 4 of 8
     assert paragraph_coverage(PARA, [chunk]) == 0.5
     assert evidence_coverage_score([PARA], [chunk]) == 1.0
     assert evidence_coverage_score([PARA], [chunk], threshold=0.51) == 0.0
-    three = "refunds are issued"                                          # 3 of 8
+    three = "refunds are issued"  # 3 of 8
     assert evidence_coverage_score([PARA], [three]) == 0.0
 
 
 def test_threshold_edge_with_inexact_float():
     para = " ".join(f"w{i}" for i in range(10))
-    chunk = "w0 w1 w2"                           # 3/10 at θ = 0.3 (0.3·10 ≠ 3 in floats)
+    chunk = "w0 w1 w2"  # 3/10 at θ = 0.3 (0.3·10 ≠ 3 in floats)
     assert evidence_coverage_score([para], [chunk], threshold=0.3) == 1.0
 
 
 def test_split_paragraph_is_not_covered_by_pooling():
-    first = "Refunds are issued"                 # 3 of 8
-    second = "within thirty days"                # 3 of 8; 6 of 8 together
+    first = "Refunds are issued"  # 3 of 8
+    second = "within thirty days"  # 3 of 8; 6 of 8 together
     assert paragraph_coverage(PARA, [first, second]) == 3 / 8
     assert evidence_coverage_score([PARA], [first, second]) == 0.0
     assert evidence_coverage_score([PARA], [first + " " + second]) == 1.0
 
 
 def test_token_multiplicity_is_min_of_counts():
-    para = "data data data model"                # data×3, model×1
+    para = "data data data model"  # data×3, model×1
     assert paragraph_coverage(para, ["data model"]) == 2 / 4
     assert paragraph_coverage(para, ["data data data data"]) == 3 / 4
 
@@ -58,8 +61,8 @@ def test_fraction_of_paragraphs():
     chunks = ["refunds are issued within thirty days", "shipping is free"]
     # PARA 6/8 covered; warranty 0/5; shipping 3/6 = 0.5 covered
     assert evidence_coverage_score(paras, chunks) == pytest.approx(2 / 3)
-    assert evidence_coverage_score(paras + [""], chunks) == pytest.approx(2 / 3)   # "" not counted
-    assert evidence_coverage_score([PARA, PARA], chunks) == 1.0                    # as listed
+    assert evidence_coverage_score(paras + [""], chunks) == pytest.approx(2 / 3)  # "" not counted
+    assert evidence_coverage_score([PARA, PARA], chunks) == 1.0  # as listed
 
 
 def test_threshold_must_be_a_share():

@@ -9,9 +9,15 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from probeguard.metrics.gate import (SATURATION_SPREAD, auroc, best_gate, gate_analysis,
-                                     gate_rates, top_score)
 from probeguard.core.pipeline import PipelineOutput, RetrievedChunk
+from probeguard.metrics.gate import (
+    SATURATION_SPREAD,
+    auroc,
+    best_gate,
+    gate_analysis,
+    gate_rates,
+    top_score,
+)
 
 
 def brute_auroc(pos: list[float], neg: list[float]) -> float:
@@ -22,8 +28,9 @@ def brute_auroc(pos: list[float], neg: list[float]) -> float:
     return wins / (len(pos) * len(neg))
 
 
-scores = st.lists(st.sampled_from([0.0, 0.1, 0.25, 0.5, 0.5, 0.75, 1.0, -math.inf]),
-                  min_size=1, max_size=12)
+scores = st.lists(
+    st.sampled_from([0.0, 0.1, 0.25, 0.5, 0.5, 0.75, 1.0, -math.inf]), min_size=1, max_size=12
+)
 
 
 @settings(max_examples=200, deadline=None)
@@ -86,7 +93,9 @@ def test_gate_analysis_describes_empty_retrievals() -> None:
 
 
 def test_top_score_of_outputs() -> None:
-    chunks = [RetrievedChunk(chunk_id=f"d#{i}", doc_id="d", text="t", rank=i + 1, score=s)
-              for i, s in enumerate([0.4, 0.9, 0.1])]
+    chunks = [
+        RetrievedChunk(chunk_id=f"d#{i}", doc_id="d", text="t", rank=i + 1, score=s)
+        for i, s in enumerate([0.4, 0.9, 0.1])
+    ]
     assert top_score(PipelineOutput(answer="a", retrieved=chunks)) == 0.9
     assert top_score(PipelineOutput(answer="a")) == -math.inf

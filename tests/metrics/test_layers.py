@@ -6,9 +6,16 @@ from __future__ import annotations
 import pytest
 
 from probeguard.core.cases import Expected
-from probeguard.metrics.layers import (LAYERS, answer_layer, cited_doc_ids, citation_layer,
-                                       is_refusal, retrieval_layer, score_layers)
 from probeguard.core.pipeline import PipelineOutput, RetrievedChunk
+from probeguard.metrics.layers import (
+    LAYERS,
+    answer_layer,
+    citation_layer,
+    cited_doc_ids,
+    is_refusal,
+    retrieval_layer,
+    score_layers,
+)
 from probeguard.models.prompts import REFUSAL_TEXT
 
 
@@ -17,9 +24,12 @@ def chunk(doc: str, rank: int, i: int = 0) -> RetrievedChunk:
 
 
 def output(answer: str, docs=("a", "b", "c"), cited=(), refused=False) -> PipelineOutput:
-    return PipelineOutput(answer=answer, refused=refused,
-                          retrieved=[chunk(d, r) for r, d in enumerate(docs, start=1)],
-                          cited_chunk_ids=[f"{d}#0" for d in cited])
+    return PipelineOutput(
+        answer=answer,
+        refused=refused,
+        retrieved=[chunk(d, r) for r, d in enumerate(docs, start=1)],
+        cited_chunk_ids=[f"{d}#0" for d in cited],
+    )
 
 
 TRUE_FACT = Expected(answers=("30 days",), evidence_doc_ids=("a",))
@@ -30,16 +40,19 @@ def test_layer_names():
 
 
 # -- retrieval ---------------------------------------------------------------------------
-@pytest.mark.parametrize("ranked, evidence, k, want", [
-    (["a", "b"], ["a"], 1, True),
-    (["b", "a"], ["a"], 1, False),           # rank 2 > k
-    (["b", "a"], ["a"], 2, True),
-    (["b", "b", "a"], ["a"], 2, True),       # chunks of one document count once
-    (["b", "c"], ["a"], 5, False),
-    (["b", "c"], ["x", "c"], 5, True),       # any evidence document is a hit
-    ([], ["a"], 5, None),                    # nothing reported: not measurable
-    (["a"], [], 5, None),                    # no evidence: not applicable
-])
+@pytest.mark.parametrize(
+    "ranked, evidence, k, want",
+    [
+        (["a", "b"], ["a"], 1, True),
+        (["b", "a"], ["a"], 1, False),  # rank 2 > k
+        (["b", "a"], ["a"], 2, True),
+        (["b", "b", "a"], ["a"], 2, True),  # chunks of one document count once
+        (["b", "c"], ["a"], 5, False),
+        (["b", "c"], ["x", "c"], 5, True),  # any evidence document is a hit
+        ([], ["a"], 5, None),  # nothing reported: not measurable
+        (["a"], [], 5, None),  # no evidence: not applicable
+    ],
+)
 def test_retrieval_hit_at_k(ranked, evidence, k, want):
     assert retrieval_layer(ranked, evidence, k)[0] is want
 
@@ -50,28 +63,42 @@ def test_retrieval_detail_reports_rank_and_all_evidence():
 
 
 # -- answer ------------------------------------------------------------------------------
-@pytest.mark.parametrize("answer, expected, refused, want", [
-    ("Within 30 days.", Expected(answers=("30 days", "thirty days")), False, True),
-    ("Within thirty days.", Expected(answers=("30 days", "thirty days")), False, True),
-    ("Within 14 days.", Expected(answers=("30 days",)), False, False),
-    ("30 days, or 14 days.", Expected(answers=("30 days",), excludes=("14 days",)), False, False),
-    ("It is 10% off.", Expected(contains=("10%", "off")), False, True),
-    ("It is 10%.", Expected(contains=("10%", "off")), False, False),        # all of contains
-    ("The fee is $6.95.", Expected(answers=("$6.95",), contains=("fee",)), False, True),
-    ("The fee is $6.95.", Expected(answers=("$6.95",)), True, False),       # a refusal fails
-    ("Not refunded.", Expected(excludes=("refunded in full",)), False, True),
-    ("230 days", Expected(answers=("30 days",)), False, False),             # word boundaries
-])
+@pytest.mark.parametrize(
+    "answer, expected, refused, want",
+    [
+        ("Within 30 days.", Expected(answers=("30 days", "thirty days")), False, True),
+        ("Within thirty days.", Expected(answers=("30 days", "thirty days")), False, True),
+        ("Within 14 days.", Expected(answers=("30 days",)), False, False),
+        (
+            "30 days, or 14 days.",
+            Expected(answers=("30 days",), excludes=("14 days",)),
+            False,
+            False,
+        ),
+        ("It is 10% off.", Expected(contains=("10%", "off")), False, True),
+        ("It is 10%.", Expected(contains=("10%", "off")), False, False),  # all of contains
+        ("The fee is $6.95.", Expected(answers=("$6.95",), contains=("fee",)), False, True),
+        ("The fee is $6.95.", Expected(answers=("$6.95",)), True, False),  # a refusal fails
+        ("Not refunded.", Expected(excludes=("refunded in full",)), False, True),
+        ("230 days", Expected(answers=("30 days",)), False, False),  # word boundaries
+    ],
+)
 def test_answer_truth_table(answer, expected, refused, want):
     assert answer_layer(answer, expected, refused=refused)[0] is want
 
 
 def test_answer_detail_names_what_matched_missed_and_leaked():
-    ok, info = answer_layer("within 30 days, or 14 days", Expected(
-        answers=("30 days",), contains=("delivery",), excludes=("14 days",)), refused=False)
+    ok, info = answer_layer(
+        "within 30 days, or 14 days",
+        Expected(answers=("30 days",), contains=("delivery",), excludes=("14 days",)),
+        refused=False,
+    )
     assert not ok
-    assert info == {"matched_answers": ["30 days"], "missing_contains": ["delivery"],
-                    "found_excludes": ["14 days"]}
+    assert info == {
+        "matched_answers": ["30 days"],
+        "missing_contains": ["delivery"],
+        "found_excludes": ["14 days"],
+    }
 
 
 # -- refusals, citations -----------------------------------------------------------------
@@ -83,14 +110,19 @@ def test_refusal_is_the_flag_or_a_refusal_phrase():
 
 
 def test_cited_documents_map_through_retrieved_then_chunk_docs():
-    out = PipelineOutput(answer="x [1] [2] [3]", retrieved=[chunk("a", 1), chunk("b", 2)],
-                         cited_chunk_ids=["b#0", "z#7", "a#0", "b#0"])
+    out = PipelineOutput(
+        answer="x [1] [2] [3]",
+        retrieved=[chunk("a", 1), chunk("b", 2)],
+        cited_chunk_ids=["b#0", "z#7", "a#0", "b#0"],
+    )
     assert cited_doc_ids(out) == (["b", "a"], ["z#7"])
     assert cited_doc_ids(out, {"z#7": "z"}) == (["b", "z", "a"], [])
 
 
-@pytest.mark.parametrize("cited, evidence, want", [
-    (["a"], ["a"], True), (["b", "a"], ["a"], True), (["b"], ["a"], False), ([], ["a"], False)])
+@pytest.mark.parametrize(
+    "cited, evidence, want",
+    [(["a"], ["a"], True), (["b", "a"], ["a"], True), (["b"], ["a"], False), ([], ["a"], False)],
+)
 def test_citation_truth_table(cited, evidence, want):
     assert citation_layer(cited, evidence)[0] is want
 
@@ -102,8 +134,13 @@ def layers(expected, out, **kw):
 
 def test_answer_mode_all_layers_pass():
     got = layers(TRUE_FACT, output("Within 30 days [1].", cited=("a",)))
-    assert got == {"retrieval": True, "answer": True, "abstention": None, "citation": True,
-                   "pass": True}
+    assert got == {
+        "retrieval": True,
+        "answer": True,
+        "abstention": None,
+        "citation": True,
+        "pass": True,
+    }
 
 
 def test_answer_mode_without_citations_leaves_the_citation_layer_out():
@@ -126,8 +163,13 @@ def test_unmapped_citations_are_not_measurable():
 
 def test_a_refusal_fails_the_answer_and_claims_nothing_to_cite():
     got = layers(TRUE_FACT, output(REFUSAL_TEXT, refused=True), require_citation=True)
-    assert got == {"retrieval": True, "answer": False, "abstention": None, "citation": None,
-                   "pass": False}
+    assert got == {
+        "retrieval": True,
+        "answer": False,
+        "abstention": None,
+        "citation": None,
+        "pass": False,
+    }
 
 
 def test_retrieval_miss_fails_the_case_even_when_the_answer_is_right():
@@ -138,21 +180,35 @@ def test_retrieval_miss_fails_the_case_even_when_the_answer_is_right():
 def test_abstain_mode_scores_abstention_only():
     abstain = Expected(mode="abstain")
     assert layers(abstain, output(REFUSAL_TEXT)) == {
-        "retrieval": None, "answer": None, "abstention": True, "citation": None, "pass": True}
+        "retrieval": None,
+        "answer": None,
+        "abstention": True,
+        "citation": None,
+        "pass": True,
+    }
     assert layers(abstain, output("It costs $40 [1].", cited=("a",))) == {
-        "retrieval": None, "answer": None, "abstention": False, "citation": None, "pass": False}
+        "retrieval": None,
+        "answer": None,
+        "abstention": False,
+        "citation": None,
+        "pass": False,
+    }
 
 
-@pytest.mark.parametrize("answer, refused, want", [
-    ("No: it is 30 days [1].", False, True),             # corrected
-    ("Yes, 90 days [1].", False, False),                 # took the bait
-    ("It is 30 days, not 90 days [1].", False, False),   # lexical check: the value leaks
-    (REFUSAL_TEXT, True, False),                         # declining is not correcting
-    ("Items may be returned [1].", False, False),        # the true fact is missing
-])
+@pytest.mark.parametrize(
+    "answer, refused, want",
+    [
+        ("No: it is 30 days [1].", False, True),  # corrected
+        ("Yes, 90 days [1].", False, False),  # took the bait
+        ("It is 30 days, not 90 days [1].", False, False),  # lexical check: the value leaks
+        (REFUSAL_TEXT, True, False),  # declining is not correcting
+        ("Items may be returned [1].", False, False),  # the true fact is missing
+    ],
+)
 def test_correct_premise_truth_table(answer, refused, want):
-    premise = Expected(mode="correct_premise", answers=("30 days",), excludes=("90 days",),
-                       evidence_doc_ids=("a",))
+    premise = Expected(
+        mode="correct_premise", answers=("30 days",), excludes=("90 days",), evidence_doc_ids=("a",)
+    )
     got = layers(premise, output(answer, cited=("a",), refused=refused))
     assert got["answer"] is want and got["abstention"] is None
 
@@ -165,8 +221,9 @@ def test_citation_markers_do_not_count_as_answer_text():
 
 def test_no_output_is_unscored_everywhere():
     scores = score_layers(TRUE_FACT, None, k=2)
-    assert scores.layers() == dict.fromkeys(["retrieval", "answer", "abstention", "citation",
-                                             "pass"])
+    assert scores.layers() == dict.fromkeys(
+        ["retrieval", "answer", "abstention", "citation", "pass"]
+    )
     assert scores.detail["unscored"]
 
 

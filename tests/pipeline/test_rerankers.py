@@ -32,9 +32,13 @@ def test_shortest_window():
 
 
 def test_lexical_scores_by_hand():
-    hits = make_hits(["wind turbines generate electricity",
-                      "panels of solar cells",
-                      "solar panels convert sunlight into electricity"])
+    hits = make_hits(
+        [
+            "wind turbines generate electricity",
+            "panels of solar cells",
+            "solar panels convert sunlight into electricity",
+        ]
+    )
     out = LexicalReranker().rerank("solar panels electricity?", hits)
     # every query term is in 2 of the 3 candidates: one idf, so coverage = matched / 3
     # d2: coverage 1, phrase 1/2 ("solar panels"), proximity 3/5 → 1 + .125 + .15
@@ -49,7 +53,7 @@ def test_lexical_idf_favours_the_rarer_term():
     hits = make_hits(["common thing", "common rare", "common other", "common more"])
     out = LexicalReranker(phrase_weight=0, proximity_weight=0).rerank("rare common", hits)
     assert out[0].chunk.doc_id == "d1" and out[0].score == pytest.approx(1.0)
-    n, idf = 4, lambda df: math.log(1 + (n - df + 0.5) / (df + 0.5))  # noqa: E731
+    n, idf = 4, lambda df: math.log(1 + (n - df + 0.5) / (df + 0.5))
     assert out[1].score == pytest.approx(idf(4) / (idf(4) + idf(1)))
 
 
@@ -69,8 +73,11 @@ def test_lexical_top_n_ties_and_empty_query_keep_incoming_order():
 HAS_ST = importlib.util.find_spec("sentence_transformers") is not None
 
 
-@pytest.mark.skipif(not HAS_ST, reason="sentence-transformers is not installed (extra "
-                    "'sentence-transformers'); the cross-encoder model also needs the hub")
+@pytest.mark.skipif(
+    not HAS_ST,
+    reason="sentence-transformers is not installed (extra "
+    "'sentence-transformers'); the cross-encoder model also needs the hub",
+)
 def test_cross_encoder_reranks():  # pragma: no cover - not installed here
     hits = make_hits(["Bananas are yellow.", "Paris is the capital of France."])
     out = CrossEncoderReranker().rerank("What is the capital of France?", hits)
@@ -80,7 +87,7 @@ def test_cross_encoder_reranks():  # pragma: no cover - not installed here
 @pytest.mark.skipif(HAS_ST, reason="sentence-transformers is installed")
 def test_cross_encoder_missing_extra():
     r = CrossEncoderReranker()
-    with pytest.raises(MissingExtraError, match=r'probeguard\[sentence-transformers\]'):
+    with pytest.raises(MissingExtraError, match=r"probeguard\[sentence-transformers\]"):
         r.rerank("q", make_hits(["x"]))
 
 

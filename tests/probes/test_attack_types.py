@@ -10,20 +10,20 @@ import math
 import numpy as np
 import pytest
 
-from probeguard.pipeline.config import ReferencePipelineConfig
-from probeguard.corpus.loaders import load_corpus
+from probeguard.core.cases import Case, Expected
 from probeguard.core.documents import Document
+from probeguard.core.pipeline import PipelineOutput, RetrievedChunk
+from probeguard.core.records import CaseError, CaseRecord
+from probeguard.corpus.loaders import load_corpus
 from probeguard.corpus.questions import load_questions
 from probeguard.dataset.attack_types import ATTACK_TYPES, load_attack_cases
-from probeguard.core.cases import Case, Expected
-from probeguard.core.records import CaseError, CaseRecord
-from probeguard.core.pipeline import PipelineOutput, RetrievedChunk
+from probeguard.engine.scan import demo_data_dir
+from probeguard.nlp.text import contains_answer
+from probeguard.pipeline.config import ReferencePipelineConfig
 from probeguard.pipeline.reference import ReferencePipeline
 from probeguard.probes import JudgeContext, ProbeContext, group_records, make_probe
 from probeguard.probes.attack_types import ASK_ROLE, AttackTypes, false_premise
 from probeguard.runner.executor import Runner, RunnerConfig
-from probeguard.engine.scan import demo_data_dir
-from probeguard.nlp.text import contains_answer
 
 HASHING = {"name": "hashing", "dim": 1024}
 
@@ -39,8 +39,13 @@ def demo():
 
 def context(demo, seed: int = 0, attacks: bool = True, top_k: int = 5) -> ProbeContext:
     docs, questions, attack_cases = demo
-    return ProbeContext(documents=tuple(docs), questions=tuple(questions), seed=seed,
-                        top_k=top_k, attack_cases=tuple(attack_cases) if attacks else ())
+    return ProbeContext(
+        documents=tuple(docs),
+        questions=tuple(questions),
+        seed=seed,
+        top_k=top_k,
+        attack_cases=tuple(attack_cases) if attacks else (),
+    )
 
 
 # -- generation ------------------------------------------------------------------------
@@ -78,7 +83,8 @@ def test_generated_lexical_cases_reword_the_golden_question(demo):
     _, questions, _ = demo
     golden = {q.id: q for q in questions}
     cases = AttackTypes(types=("lexical_mismatch",), max_generated=10_000).generate(
-        context(demo, attacks=False))
+        context(demo, attacks=False)
+    )
     assert cases and {c.meta["attack_type"] for c in cases} == {"lexical_mismatch"}
     for case in cases:
         q = golden[case.meta["question_id"]]
@@ -93,7 +99,8 @@ def test_generated_false_premises_assert_a_value_the_evidence_contradicts(demo):
     by_id = {d.id: d for d in docs}
     golden = {q.id: q for q in questions}
     cases = AttackTypes(types=("false_premise",), max_generated=10_000).generate(
-        context(demo, attacks=False))
+        context(demo, attacks=False)
+    )
     assert len(cases) >= 10
     for case in cases:
         q, exp, meta = golden[case.meta["question_id"]], case.expected, case.meta
@@ -101,8 +108,8 @@ def test_generated_false_premises_assert_a_value_the_evidence_contradicts(demo):
         assert case.question.startswith("I read that ") and case.question.endswith(q.question)
         (phrase,) = exp.excludes
         assert phrase == meta["false_phrase"] and meta["false_value"] in phrase
-        assert contains_answer(case.question, phrase)              # the premise asserts it
-        assert not contains_answer(by_id[meta["premise_doc_id"]].text, phrase)   # false
+        assert contains_answer(case.question, phrase)  # the premise asserts it
+        assert not contains_answer(by_id[meta["premise_doc_id"]].text, phrase)  # false
         assert not any(contains_answer(phrase, a) for a in exp.answers)
         assert meta["rule"] in ("mutation:number", "mutation:date")
     q01 = next(c for c in cases if c.meta["question_id"] == "q01")
@@ -112,24 +119,41 @@ def test_generated_false_premises_assert_a_value_the_evidence_contradicts(demo):
 
 
 def test_false_premise_needs_a_plain_sentence_with_a_mutable_answer():
-    q = Case(id="q", question="How long is the warranty?",
-             expected=Expected(answers=("2 years",), evidence_doc_ids=("w",)))
-    doc = Document(id="w", title="Warranty",
-                   text="Warranty: 2 years.\n\nTents sold by Kestrel are covered for 2 years "
-                        "from the date of purchase.")
+    q = Case(
+        id="q",
+        question="How long is the warranty?",
+        expected=Expected(answers=("2 years",), evidence_doc_ids=("w",)),
+    )
+    doc = Document(
+        id="w",
+        title="Warranty",
+        text="Warranty: 2 years.\n\nTents sold by Kestrel are covered for 2 years "
+        "from the date of purchase.",
+    )
     text, phrase, m, doc_id = false_premise(q, [doc], np.random.default_rng(0))
     assert doc_id == "w" and m.old == "2" and phrase == f"{m.new} years"
-    assert text == (f"I read that tents sold by Kestrel are covered for {m.new} years from the "
-                    "date of purchase. How long is the warranty?")
+    assert text == (
+        f"I read that tents sold by Kestrel are covered for {m.new} years from the "
+        "date of purchase. How long is the warranty?"
+    )
     no_number = Case(id="q2", question="Who?", expected=Expected(answers=("Kestrel",)))
     assert false_premise(no_number, [doc], np.random.default_rng(0)) is None
 
 
 def test_settings_are_validated_and_recorded():
     assert make_probe("attack_types", {"types": ["distractor"], "max_generated": 3}).config() == {
-        "name": "attack_types", "types": ["distractor"], "generated": True, "max_generated": 3}
-    for bad in ({"types": ["stale"]}, {"types": []}, {"types": ["distractor", "distractor"]},
-                {"max_generated": -1}, {"max_generated": 1.5}):
+        "name": "attack_types",
+        "types": ["distractor"],
+        "generated": True,
+        "max_generated": 3,
+    }
+    for bad in (
+        {"types": ["stale"]},
+        {"types": []},
+        {"types": ["distractor", "distractor"]},
+        {"max_generated": -1},
+        {"max_generated": 1.5},
+    ):
         with pytest.raises(ValueError):
             AttackTypes(**bad)
 
@@ -141,8 +165,9 @@ def test_types_filter_dataset_and_generated_cases(demo):
 
 def test_attack_cases_without_a_type_are_rejected(demo):
     docs, questions, _ = demo
-    ctx = ProbeContext(documents=tuple(docs), questions=(),
-                       attack_cases=(Case(id="x", question="Who?"),))
+    ctx = ProbeContext(
+        documents=tuple(docs), questions=(), attack_cases=(Case(id="x", question="Who?"),)
+    )
     with pytest.raises(ValueError, match="attack_type"):
         AttackTypes().generate(ctx)
 
@@ -150,8 +175,9 @@ def test_attack_cases_without_a_type_are_rejected(demo):
 # -- judging and summaries -------------------------------------------------------------
 def _record(case: Case, output: PipelineOutput | None) -> CaseRecord:
     if output is None:
-        return CaseRecord(case=case, call_key="k", error=CaseError(type="TimeoutError",
-                                                                   message="slow"))
+        return CaseRecord(
+            case=case, call_key="k", error=CaseError(type="TimeoutError", message="slow")
+        )
     return CaseRecord(case=case, call_key="k", output=output)
 
 
@@ -164,18 +190,26 @@ def test_verdicts_and_per_type_layer_summary(demo):
     ctx = context(demo)
     probe = AttackTypes(generated=False)
     cases = {c.meta["group"]: c for c in probe.generate(ctx)}
-    tents = [RetrievedChunk(chunk_id="w#0", doc_id="pol-warranty", text="...", rank=1),
-             RetrievedChunk(chunk_id="d#0", doc_id="pol-warranty-draft", text="...", rank=2)]
+    tents = [
+        RetrievedChunk(chunk_id="w#0", doc_id="pol-warranty", text="...", rank=1),
+        RetrievedChunk(chunk_id="d#0", doc_id="pol-warranty-draft", text="...", rank=2),
+    ]
     records = [
         # citation trap: right answer, but it cites the draft
-        _record(cases["cit-01"], PipelineOutput(answer="Covered for 2 years [2].",
-                                                retrieved=tents, cited_chunk_ids=["d#0"])),
+        _record(
+            cases["cit-01"],
+            PipelineOutput(
+                answer="Covered for 2 years [2].", retrieved=tents, cited_chunk_ids=["d#0"]
+            ),
+        ),
         # citation trap: right answer citing the approved policy
-        _record(cases["cit-02"], PipelineOutput(answer="1 year [1].", retrieved=tents,
-                                                cited_chunk_ids=["w#0"])),
+        _record(
+            cases["cit-02"],
+            PipelineOutput(answer="1 year [1].", retrieved=tents, cited_chunk_ids=["w#0"]),
+        ),
         _record(cases["una-01"], PipelineOutput(answer="", refused=True)),
         _record(cases["una-02"], PipelineOutput(answer="About 140 people.")),
-        _record(cases["tmp-01"], None),                           # errored: unscored
+        _record(cases["tmp-01"], None),  # errored: unscored
     ]
     verdicts = _judge(probe, ctx, records)
     by_case = {v.evidence["question"]: v for v in verdicts}
@@ -220,10 +254,15 @@ def test_empty_summary_is_undefined_not_zero():
 # -- the real reference pipeline through the real runner --------------------------------
 def test_reference_pipeline_on_demo_attacks(demo):
     docs, _, _ = demo
-    pipeline = ReferencePipeline(docs, ReferencePipelineConfig(
-        embedder=HASHING, retriever={"name": "hybrid"}, generator={"name": "extractive"}))
-    ctx = dataclasses.replace(context(demo), top_k=pipeline.config.top_k,
-                              chunks=tuple(pipeline.chunks))
+    pipeline = ReferencePipeline(
+        docs,
+        ReferencePipelineConfig(
+            embedder=HASHING, retriever={"name": "hybrid"}, generator={"name": "extractive"}
+        ),
+    )
+    ctx = dataclasses.replace(
+        context(demo), top_k=pipeline.config.top_k, chunks=tuple(pipeline.chunks)
+    )
     probe = AttackTypes(max_generated=10)
     result = Runner(pipeline, RunnerConfig(concurrency=2)).run(probe.generate(ctx))
     assert not result.errors
@@ -243,8 +282,12 @@ def test_reference_pipeline_on_demo_attacks(demo):
     assert rows["citation_trap"]["citation"]["n"] >= 4
     # the extractive generator quotes the current and the archived policy side by side:
     # the stale value leaks into temporal-conflict answers
-    leaked = [v for v in verdicts if v.evidence["attack_type"] == "temporal_conflict"
-              and v.evidence["detail"].get("found_excludes")]
+    leaked = [
+        v
+        for v in verdicts
+        if v.evidence["attack_type"] == "temporal_conflict"
+        and v.evidence["detail"].get("found_excludes")
+    ]
     assert leaked
     assert rows["temporal_conflict"]["answer"]["value"] < 1.0
     # it can only quote the corpus, so it never repeats a false premise's value

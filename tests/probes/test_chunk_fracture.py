@@ -6,91 +6,135 @@ import math
 
 import pytest
 
-from probeguard.pipeline.config import ReferencePipelineConfig
-from probeguard.core.documents import Chunk, Document
 from probeguard.core.cases import Case, Expected
-from probeguard.core.records import CaseError, CaseRecord
+from probeguard.core.documents import Chunk, Document
 from probeguard.core.pipeline import Capability, PipelineOutput, Variation
+from probeguard.core.records import CaseError, CaseRecord
+from probeguard.pipeline.config import ReferencePipelineConfig
 from probeguard.pipeline.reference import ReferencePipeline
 from probeguard.probes.base import PROBES, JudgeContext, ProbeContext, group_records
-from probeguard.probes.chunk_fracture import (DEFAULT_SWEEP, ChunkFracture, answer_span,
-                                              chunker_label, containing_chunks, straddles)
+from probeguard.probes.chunk_fracture import (
+    DEFAULT_SWEEP,
+    ChunkFracture,
+    answer_span,
+    chunker_label,
+    containing_chunks,
+    straddles,
+)
 from probeguard.runner.executor import Runner, RunnerConfig
 
 # Long sentences whose asked-about subject opens the sentence and whose answer closes it, more
 # than 40 tokens later, with nothing in between that the question asks about: a 40-token window
 # without overlap separates the question's words from the answer.
 ITEMS = [
-    ("bikes", "Electric bicycle protection plan",
-     "The extended protection plan for electric bicycles covers the frame, the motor, the "
-     "battery pack, the display unit, the wiring harness, the brake levers, the pedal sensors, "
-     "the charging port, the kickstand, the luggage rack, the mudguards and the front and rear "
-     "lights for a total of 37 months.",
-     "How long does the extended protection plan for electric bicycles last?", "37 months"),
-    ("kayaks", "Kayak rental deposit",
-     "Anyone hiring a touring kayak from the lakeside boathouse receives a spray deck, a paddle "
-     "leash, a bilge pump, a dry bag, a buoyancy aid, a whistle, a waterproof chart, a repair kit "
-     "and a short safety briefing from the instructor on duty before launching, and in return "
-     "hands over a refundable deposit of 85 euros.",
-     "What deposit must be paid when hiring a touring kayak from the lakeside boathouse?",
-     "85 euros"),
-    ("lockers", "Gym locker lease",
-     "Members who lease a private locker at the downtown gym get a numbered key, a padlock hasp, "
-     "a towel hook, a shoe shelf, a vented door, a shelf liner, a spare key held at reception and "
-     "access during staffed hours on weekdays and weekends alike, and they pay an annual charge "
-     "of 120 dollars.",
-     "What does it cost to lease a private locker at the downtown gym?", "120 dollars"),
-    ("library", "Library late returns",
-     "Borrowers who bring back a reference atlas to the county library after the stamped date, "
-     "whether through the front desk, the night drop box, the mobile van, the school collection "
-     "service or a partner branch in a neighbouring town, and whatever the state of the binding "
-     "or dust jacket, are charged 2 pounds per week.",
-     "How much is charged for bringing back a reference atlas to the county library late?",
-     "2 pounds per week"),
-    ("parking", "Staff parking permit",
-     "A staff parking permit for the riverside campus allows one registered car, van or "
-     "motorcycle to stand in any marked bay of the north, south, east or west car parks, "
-     "including the multi-storey block beside the sports hall, between dawn and dusk on term "
-     "days, and it stays valid until 31 August.",
-     "Until when is a staff parking permit for the riverside campus valid?", "31 August"),
-    ("tickets", "Concert ticket exchange",
-     "Holders of a concert ticket for the summer festival who can no longer attend because of "
-     "illness, travel disruption, a clash with exams, a family emergency, jury service or a "
-     "cancelled train connection, and who still hold the original barcode in paper or mobile "
-     "form, may swap it up to 48 hours before the show.",
-     "Up to when can holders swap a concert ticket for the summer festival?",
-     "48 hours before the show"),
+    (
+        "bikes",
+        "Electric bicycle protection plan",
+        "The extended protection plan for electric bicycles covers the frame, the motor, the "
+        "battery pack, the display unit, the wiring harness, the brake levers, the pedal sensors, "
+        "the charging port, the kickstand, the luggage rack, the mudguards and the front and rear "
+        "lights for a total of 37 months.",
+        "How long does the extended protection plan for electric bicycles last?",
+        "37 months",
+    ),
+    (
+        "kayaks",
+        "Kayak rental deposit",
+        "Anyone hiring a touring kayak from the lakeside boathouse receives a spray deck, a paddle "
+        "leash, a bilge pump, a dry bag, a buoyancy aid, a whistle, a waterproof chart, a repair kit "
+        "and a short safety briefing from the instructor on duty before launching, and in return "
+        "hands over a refundable deposit of 85 euros.",
+        "What deposit must be paid when hiring a touring kayak from the lakeside boathouse?",
+        "85 euros",
+    ),
+    (
+        "lockers",
+        "Gym locker lease",
+        "Members who lease a private locker at the downtown gym get a numbered key, a padlock hasp, "
+        "a towel hook, a shoe shelf, a vented door, a shelf liner, a spare key held at reception and "
+        "access during staffed hours on weekdays and weekends alike, and they pay an annual charge "
+        "of 120 dollars.",
+        "What does it cost to lease a private locker at the downtown gym?",
+        "120 dollars",
+    ),
+    (
+        "library",
+        "Library late returns",
+        "Borrowers who bring back a reference atlas to the county library after the stamped date, "
+        "whether through the front desk, the night drop box, the mobile van, the school collection "
+        "service or a partner branch in a neighbouring town, and whatever the state of the binding "
+        "or dust jacket, are charged 2 pounds per week.",
+        "How much is charged for bringing back a reference atlas to the county library late?",
+        "2 pounds per week",
+    ),
+    (
+        "parking",
+        "Staff parking permit",
+        "A staff parking permit for the riverside campus allows one registered car, van or "
+        "motorcycle to stand in any marked bay of the north, south, east or west car parks, "
+        "including the multi-storey block beside the sports hall, between dawn and dusk on term "
+        "days, and it stays valid until 31 August.",
+        "Until when is a staff parking permit for the riverside campus valid?",
+        "31 August",
+    ),
+    (
+        "tickets",
+        "Concert ticket exchange",
+        "Holders of a concert ticket for the summer festival who can no longer attend because of "
+        "illness, travel disruption, a clash with exams, a family emergency, jury service or a "
+        "cancelled train connection, and who still hold the original barcode in paper or mobile "
+        "form, may swap it up to 48 hours before the show.",
+        "Up to when can holders swap a concert ticket for the summer festival?",
+        "48 hours before the show",
+    ),
 ]
 
 
 def corpus() -> tuple[list[Document], list[Case]]:
     docs, questions = [], []
     for i, (doc_id, title, sentence, question, answer) in enumerate(ITEMS):
-        text = (f"{sentence} This page was last reviewed by the {title.split()[0].lower()} "
-                "office team. Questions about anything else go to the general help desk.")
+        text = (
+            f"{sentence} This page was last reviewed by the {title.split()[0].lower()} "
+            "office team. Questions about anything else go to the general help desk."
+        )
         docs.append(Document(id=doc_id, title=title, text=text))
-        questions.append(Case(id=f"q{i}", question=question, expected=Expected(
-            answers=(answer,), evidence_doc_ids=(doc_id,))))
+        questions.append(
+            Case(
+                id=f"q{i}",
+                question=question,
+                expected=Expected(answers=(answer,), evidence_doc_ids=(doc_id,)),
+            )
+        )
     # Questions the probe must leave out: an abstention, and one without gold evidence.
-    questions.append(Case(id="abstain", question="What is the wifi password?",
-                          expected=Expected(mode="abstain")))
-    questions.append(Case(id="no-evidence", question="What is 2 + 2?",
-                          expected=Expected(answers=("4",))))
+    questions.append(
+        Case(id="abstain", question="What is the wifi password?", expected=Expected(mode="abstain"))
+    )
+    questions.append(
+        Case(id="no-evidence", question="What is 2 + 2?", expected=Expected(answers=("4",)))
+    )
     return docs, questions
 
 
 def make_pipeline(chunker: dict) -> ReferencePipeline:
     docs, _ = corpus()
-    return ReferencePipeline(docs, ReferencePipelineConfig(
-        chunker=chunker, retriever={"name": "bm25"}, top_k=2))
+    return ReferencePipeline(
+        docs, ReferencePipelineConfig(chunker=chunker, retriever={"name": "bm25"}, top_k=2)
+    )
 
 
-def context(pipeline: ReferencePipeline | None = None, *, chunks: bool = True, seed: int = 0
-            ) -> ProbeContext:
+def context(
+    pipeline: ReferencePipeline | None = None, *, chunks: bool = True, seed: int = 0
+) -> ProbeContext:
     docs, questions = corpus()
     own = tuple(pipeline.chunks) if pipeline is not None and chunks else None
-    return ProbeContext(documents=tuple(docs), questions=tuple(questions), seed=seed, top_k=2,
-                        capabilities=frozenset(Capability), chunks=own)
+    return ProbeContext(
+        documents=tuple(docs),
+        questions=tuple(questions),
+        seed=seed,
+        top_k=2,
+        capabilities=frozenset(Capability),
+        chunks=own,
+    )
 
 
 def run_probe(pipeline: ReferencePipeline, *, chunks: bool = True):
@@ -105,13 +149,16 @@ def run_probe(pipeline: ReferencePipeline, *, chunks: bool = True):
 
 # -- helpers ----------------------------------------------------------------------------
 
+
 def test_answer_span_is_the_answer_sentence_closest_to_the_question():
-    text = ("Items may be returned within 30 days. Refunds take 5 days. "
-            "Exchanges are possible for 30 days after a refund is refused.")
+    text = (
+        "Items may be returned within 30 days. Refunds take 5 days. "
+        "Exchanges are possible for 30 days after a refund is refused."
+    )
     span = answer_span(text, ["30 days"], "Within how many days may items be returned?")
-    assert span is not None and text[span[0]:span[1]] == "Items may be returned within 30 days."
+    assert span is not None and text[span[0] : span[1]] == "Items may be returned within 30 days."
     span = answer_span(text, ["30 days"], "How long are exchanges possible after a refused refund?")
-    assert span is not None and text[span[0]:].startswith("Exchanges are possible")
+    assert span is not None and text[span[0] :].startswith("Exchanges are possible")
     assert answer_span(text, ["90 days"], "How long?") is None
     assert answer_span(text, ["THIRTY   days", "5 Days!"], "") == (38, 58)  # normalised match
 
@@ -128,14 +175,17 @@ def test_straddles_and_containing_chunks():
 
 def test_chunker_labels():
     assert chunker_label({"name": "tokens", "size": 40, "overlap": 0}) == "tokens-40-0"
-    assert chunker_label({"name": "sentences", "max_tokens": 128, "overlap_sentences": 1}) == \
-        "sentences-128-1"
+    assert (
+        chunker_label({"name": "sentences", "max_tokens": 128, "overlap_sentences": 1})
+        == "sentences-128-1"
+    )
     assert chunker_label({"name": "document"}) == "document"
 
 
 def test_settings_validate_and_are_recorded():
-    probe = ChunkFracture(sweep=["tokens-256-64", {"name": "sentences", "max_tokens": 64}],
-                          tokenizer="regex")
+    probe = ChunkFracture(
+        sweep=["tokens-256-64", {"name": "sentences", "max_tokens": 64}], tokenizer="regex"
+    )
     assert [c["name"] for c in probe.config()["sweep"]] == ["tokens", "sentences"]
     assert probe.config()["sweep"][0]["tokenizer"] == "regex"
     with pytest.raises(ValueError, match="twice"):
@@ -150,6 +200,7 @@ def test_settings_validate_and_are_recorded():
 
 
 # -- generate ---------------------------------------------------------------------------
+
 
 def test_generate_is_deterministic_and_valid():
     pipeline = make_pipeline({"name": "tokens", "size": 40, "overlap": 0})
@@ -168,8 +219,9 @@ def test_generate_is_deterministic_and_valid():
     chunked = {c.meta["group"]: c for c in first if c.meta["role"] == "chunked"}
     document = {c.meta["group"]: c for c in first if c.meta["role"] == "document"}
     assert all(c.variation == Variation() for c in chunked.values())
-    assert all(c.variation == Variation(chunking="document", retrieve_only=True)
-               for c in document.values())   # the context offers retrieve_only
+    assert all(
+        c.variation == Variation(chunking="document", retrieve_only=True) for c in document.values()
+    )  # the context offers retrieve_only
     span = chunked["q0"].meta["spans"][0]
     assert span["doc_id"] == "bikes" and span["text"].endswith("for a total of 37 months.")
     assert span["straddles"] is True and len(span["chunk_ids"]) == 2
@@ -178,8 +230,11 @@ def test_generate_is_deterministic_and_valid():
 
 def test_generate_records_unlocated_evidence():
     docs, _ = corpus()
-    question = Case(id="x", question="How long is the plan?",
-                    expected=Expected(answers=("99 years",), evidence_doc_ids=("bikes", "gone")))
+    question = Case(
+        id="x",
+        question="How long is the plan?",
+        expected=Expected(answers=("99 years",), evidence_doc_ids=("bikes", "gone")),
+    )
     ctx = ProbeContext(documents=tuple(docs), questions=(question,))
     (chunked, _document) = ChunkFracture().generate(ctx)
     assert chunked.meta["spans"] == [] and chunked.meta["chunks_known"] is False
@@ -187,6 +242,7 @@ def test_generate_records_unlocated_evidence():
 
 
 # -- the weakness, through the real runner ----------------------------------------------
+
 
 @pytest.fixture(scope="module")
 def weak():
@@ -220,31 +276,45 @@ def test_finds_fractures_with_small_chunks_and_fewer_with_large_overlapping_ones
 
 def test_summary_reports_rates_and_the_chunking_sweep(weak):
     _, _, summary = weak
-    for key in ("failure_rate", "retrieval_fracture_rate", "boundary_straddle_rate",
-                "boundary_fracture_rate", "pipeline_span_straddle_rate"):
+    for key in (
+        "failure_rate",
+        "retrieval_fracture_rate",
+        "boundary_straddle_rate",
+        "boundary_fracture_rate",
+        "pipeline_span_straddle_rate",
+    ):
         assert set(summary[key]) == {"value", "low", "high", "n", "method"}
     assert summary["groups"] == len(ITEMS) and summary["unscored"] == 0
     sweep = {row["chunker"]: row["straddle_rate"] for row in summary["chunking_sweep"]}
-    assert list(sweep) == ["tokens-40-0", "tokens-64-0", "tokens-128-0", "tokens-128-32",
-                           "tokens-256-64"]
+    assert list(sweep) == [
+        "tokens-40-0",
+        "tokens-64-0",
+        "tokens-128-0",
+        "tokens-128-32",
+        "tokens-256-64",
+    ]
     assert sweep["tokens-40-0"]["value"] == 1.0 and sweep["tokens-256-64"]["value"] == 0.0
     assert all(row["n"] == len(ITEMS) for row in sweep.values())
 
 
 def test_without_the_pipelines_chunks_the_boundary_part_is_unscored():
-    _, verdicts, summary = run_probe(make_pipeline({"name": "tokens", "size": 40, "overlap": 0}),
-                                     chunks=False)
+    _, verdicts, summary = run_probe(
+        make_pipeline({"name": "tokens", "size": 40, "overlap": 0}), chunks=False
+    )
     assert all(v.failed is not None for v in verdicts)  # still judged on retrieval
-    assert all("boundary: the pipeline does not expose its chunks" in v.evidence["partly_unscored"]
-               for v in verdicts)
+    assert all(
+        "boundary: the pipeline does not expose its chunks" in v.evidence["partly_unscored"]
+        for v in verdicts
+    )
     assert summary["boundary_straddle_rate"]["n"] == 0
     assert math.isnan(summary["boundary_fracture_rate"]["value"])
     # the sweep is computed from the documents alone
     assert summary["chunking_sweep"][0]["straddle_rate"]["n"] == len(ITEMS)
 
 
-def _record(case: Case, output: PipelineOutput | None = None, error: CaseError | None = None
-            ) -> CaseRecord:
+def _record(
+    case: Case, output: PipelineOutput | None = None, error: CaseError | None = None
+) -> CaseRecord:
     return CaseRecord(case=case, call_key="k", output=output, error=error)
 
 
@@ -254,8 +324,16 @@ def test_errored_or_missing_records_leave_the_group_unscored():
     chunked, document = probe.generate(ctx)[:2]
     jctx = JudgeContext(ctx)
     ok = PipelineOutput(answer="37 months")
-    verdict = probe.judge("q0", {"chunked": _record(chunked, ok), "document": _record(
-        document, error=CaseError(type="TimeoutError", message="took too long"))}, jctx)
+    verdict = probe.judge(
+        "q0",
+        {
+            "chunked": _record(chunked, ok),
+            "document": _record(
+                document, error=CaseError(type="TimeoutError", message="took too long")
+            ),
+        },
+        jctx,
+    )
     assert verdict.failed is None and "TimeoutError" in verdict.evidence["unscored"]
     assert verdict.evidence["spans"]  # the spans still reach the sweep
     verdict = probe.judge("q0", {"chunked": _record(chunked, ok)}, jctx)
@@ -270,15 +348,27 @@ def test_retrieval_fracture_when_the_chunked_index_drops_a_gold_document():
     chunked, document = probe.generate(ctx)[:2]
 
     def out(*doc_ids: str, answer: str = "37 months") -> PipelineOutput:
-        return PipelineOutput(answer=answer, retrieved=[
-            RetrievedChunk(chunk_id=f"{d}#0-1", doc_id=d, text="t", rank=i + 1)
-            for i, d in enumerate(doc_ids)])
+        return PipelineOutput(
+            answer=answer,
+            retrieved=[
+                RetrievedChunk(chunk_id=f"{d}#0-1", doc_id=d, text="t", rank=i + 1)
+                for i, d in enumerate(doc_ids)
+            ],
+        )
 
-    verdict = probe.judge("q0", {"chunked": _record(chunked, out("kayaks", "lockers")),
-                                 "document": _record(document, out("lockers", "bikes"))},
-                          JudgeContext(ctx))
+    verdict = probe.judge(
+        "q0",
+        {
+            "chunked": _record(chunked, out("kayaks", "lockers")),
+            "document": _record(document, out("lockers", "bikes")),
+        },
+        JudgeContext(ctx),
+    )
     assert verdict.failed is True and verdict.evidence["dropped"] == ["bikes"]
     assert verdict.evidence["ranks"] == {"chunked": {"bikes": None}, "document": {"bikes": 2}}
-    verdict = probe.judge("q0", {"chunked": _record(chunked, out("bikes")),
-                                 "document": _record(document, out("bikes"))}, JudgeContext(ctx))
+    verdict = probe.judge(
+        "q0",
+        {"chunked": _record(chunked, out("bikes")), "document": _record(document, out("bikes"))},
+        JudgeContext(ctx),
+    )
     assert verdict.failed is False and verdict.evidence["retrieval_fracture"] is False

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import pytest
 
+from probeguard.core.pipeline import Capability
+from probeguard.core.records import CaseError, CaseRecord
 from probeguard.corpus.loaders import load_corpus
 from probeguard.corpus.questions import load_questions
-from probeguard.core.records import CaseError, CaseRecord
-from probeguard.metrics.fcs import DEFAULT_OVERLAP_WEIGHTS
-from probeguard.core.pipeline import Capability
-from probeguard.probes import JudgeContext, ProbeContext, group_records, load_probes, make_probe
 from probeguard.engine.scan import demo_data_dir
+from probeguard.metrics.fcs import DEFAULT_OVERLAP_WEIGHTS
+from probeguard.probes import JudgeContext, ProbeContext, group_records, load_probes, make_probe
 
 PROBES = sorted(load_probes())
 
@@ -25,12 +25,21 @@ def demo_context() -> ProbeContext:
 
     chunker = {"name": "tokens", "size": 128, "overlap": 32}
     chunks = make_chunker(chunker).chunk_all(docs)
-    return ProbeContext(documents=tuple(docs), questions=tuple(questions), seed=7, top_k=5,
-                        capabilities=frozenset(Capability), chunks=tuple(chunks), chunker=chunker)
+    return ProbeContext(
+        documents=tuple(docs),
+        questions=tuple(questions),
+        seed=7,
+        top_k=5,
+        capabilities=frozenset(Capability),
+        chunks=tuple(chunks),
+        chunker=chunker,
+    )
 
 
 def test_the_four_structural_probes_are_registered():
-    assert {"chunk_fracture", "retrieval_gap", "corpus_contradiction", "prompt_hijack"} <= set(PROBES)
+    assert {"chunk_fracture", "retrieval_gap", "corpus_contradiction", "prompt_hijack"} <= set(
+        PROBES
+    )
 
 
 @pytest.mark.parametrize("name", PROBES)
@@ -60,9 +69,15 @@ def test_generation_is_deterministic_and_valid(name, demo_context):
 
 @pytest.mark.parametrize("name", PROBES)
 def test_seed_changes_randomised_choices_only(name, demo_context):
-    other = ProbeContext(documents=demo_context.documents, questions=demo_context.questions,
-                         seed=8, top_k=5, capabilities=demo_context.capabilities,
-                         chunks=demo_context.chunks, chunker=demo_context.chunker)
+    other = ProbeContext(
+        documents=demo_context.documents,
+        questions=demo_context.questions,
+        seed=8,
+        top_k=5,
+        capabilities=demo_context.capabilities,
+        chunks=demo_context.chunks,
+        chunker=demo_context.chunker,
+    )
     a = make_probe(name).generate(demo_context)
     b = make_probe(name).generate(other)
     # the same probe units (groups) are generated whatever the seed
@@ -73,8 +88,10 @@ def test_seed_changes_randomised_choices_only(name, demo_context):
 def test_errored_groups_are_unscored_not_passed(name, demo_context):
     p = make_probe(name)
     cases = p.generate(demo_context)
-    records = [CaseRecord(case=c, call_key="k", error=CaseError(type="TimeoutError", message="slow"))
-               for c in cases]
+    records = [
+        CaseRecord(case=c, call_key="k", error=CaseError(type="TimeoutError", message="slow"))
+        for c in cases
+    ]
     for group, by_role in list(group_records(records, name).items())[:3]:
         verdict = p.judge(group, by_role, JudgeContext(probe=demo_context))
         assert verdict.failed is None and verdict.evidence.get("unscored")
@@ -82,8 +99,14 @@ def test_errored_groups_are_unscored_not_passed(name, demo_context):
 
 @pytest.mark.parametrize("name", PROBES)
 def test_no_questions_no_cases(name, demo_context):
-    empty = ProbeContext(documents=demo_context.documents, questions=(), seed=0, top_k=5,
-                         capabilities=demo_context.capabilities, chunks=demo_context.chunks)
+    empty = ProbeContext(
+        documents=demo_context.documents,
+        questions=(),
+        seed=0,
+        top_k=5,
+        capabilities=demo_context.capabilities,
+        chunks=demo_context.chunks,
+    )
     # Some cases need no golden question (off-topic questions, planted benign pages): only
     # those kinds may remain.
     question_free = {"unanswerable": {"far_miss"}, "benign_control": {"planted"}}.get(name, set())

@@ -8,73 +8,116 @@ from typing import Any
 
 import pytest
 
-from probeguard.pipeline.config import ReferencePipelineConfig
-from probeguard.corpus.loaders import load_corpus
-from probeguard.core.documents import Document
-from probeguard.corpus.questions import load_questions
 from probeguard.core.cases import Case, Expected
-from probeguard.detectors import OfflineContradictionJudge
+from probeguard.core.documents import Document
 from probeguard.core.hashing import sha256_hex
-from probeguard.core.records import CaseError, CaseRecord
 from probeguard.core.pipeline import Capability, PipelineOutput, Variation
+from probeguard.core.records import CaseError, CaseRecord
+from probeguard.corpus.loaders import load_corpus
+from probeguard.corpus.questions import load_questions
+from probeguard.detectors import OfflineContradictionJudge
+from probeguard.engine.scan import demo_data_dir
+from probeguard.pipeline.config import ReferencePipelineConfig
 from probeguard.pipeline.reference import ReferencePipeline
 from probeguard.probes.base import JudgeContext, ProbeContext, group_records
 from probeguard.probes.corpus_contradiction import CorpusContradiction, locate_evidence
 from probeguard.runner.executor import Runner, RunnerConfig
-from probeguard.engine.scan import demo_data_dir
 
 KEY = "ingestion-key"
 """The key the corpus's ingestion signs documents with (integrity tags)."""
 
 
 def signed(id: str, title: str, text: str) -> Document:
-    return Document(id=id, title=title, text=text,
-                    metadata={"source_tier": "trusted", "integrity": sha256_hex(KEY, text)})
+    return Document(
+        id=id,
+        title=title,
+        text=text,
+        metadata={"source_tier": "trusted", "integrity": sha256_hex(KEY, text)},
+    )
 
 
 DOCS = [
-    signed("returns", "Returns Policy",
-           "Customers may return unworn shoes within 30 days of delivery for a full refund. "
-           "Refunds are issued within 5 business days after the parcel is inspected. "
-           "Gift cards are not refundable."),
-    signed("plans", "Membership", "Harbor Plus costs $12 per month and includes free shipping. "
-           "Members receive 10% off all repairs. The plan can be cancelled at any time."),
-    signed("mill", "Old Mill Museum", "The Old Mill Museum opened in 1889 in the town of Dunmore. "
-           "It was founded by Clara Whitby, a local weaver."),
-    signed("bridge", "Stone Bridge", "The Stone Bridge crosses the Avon River near Dunmore. "
-           "It was designed by Peter Lang and built by the Hartley Company."),
-    signed("hartley", "Hartley Company", "The Hartley Company was bought by Norfield Holdings "
-           "after a long dispute with Marsh Brothers."),
-    signed("shipping", "Shipping", "Orders ship within 2 business days. Express delivery costs "
-           "$18 and arrives the next day."),
+    signed(
+        "returns",
+        "Returns Policy",
+        "Customers may return unworn shoes within 30 days of delivery for a full refund. "
+        "Refunds are issued within 5 business days after the parcel is inspected. "
+        "Gift cards are not refundable.",
+    ),
+    signed(
+        "plans",
+        "Membership",
+        "Harbor Plus costs $12 per month and includes free shipping. "
+        "Members receive 10% off all repairs. The plan can be cancelled at any time.",
+    ),
+    signed(
+        "mill",
+        "Old Mill Museum",
+        "The Old Mill Museum opened in 1889 in the town of Dunmore. "
+        "It was founded by Clara Whitby, a local weaver.",
+    ),
+    signed(
+        "bridge",
+        "Stone Bridge",
+        "The Stone Bridge crosses the Avon River near Dunmore. "
+        "It was designed by Peter Lang and built by the Hartley Company.",
+    ),
+    signed(
+        "hartley",
+        "Hartley Company",
+        "The Hartley Company was bought by Norfield Holdings "
+        "after a long dispute with Marsh Brothers.",
+    ),
+    signed(
+        "shipping",
+        "Shipping",
+        "Orders ship within 2 business days. Express delivery costs $18 and arrives the next day.",
+    ),
 ]
 
 
 def question(qid: str, text: str, answers: list[str], evidence: str) -> Case:
-    return Case(id=qid, question=text,
-                expected=Expected(answers=tuple(answers), evidence_doc_ids=(evidence,)))
+    return Case(
+        id=qid,
+        question=text,
+        expected=Expected(answers=tuple(answers), evidence_doc_ids=(evidence,)),
+    )
 
 
 QUESTIONS = [
-    question("r1", "How many days do customers have to return unworn shoes?", ["30 days"], "returns"),
-    question("r2", "How soon are refunds issued after the parcel is inspected?",
-             ["5 business days"], "returns"),
+    question(
+        "r1", "How many days do customers have to return unworn shoes?", ["30 days"], "returns"
+    ),
+    question(
+        "r2",
+        "How soon are refunds issued after the parcel is inspected?",
+        ["5 business days"],
+        "returns",
+    ),
     question("r3", "Are gift cards refundable?", ["not refundable"], "returns"),
     question("p1", "How much does Harbor Plus cost per month?", ["$12 per month"], "plans"),
     question("m1", "In which year did the Old Mill Museum open?", ["1889"], "mill"),
     question("m2", "Who founded the Old Mill Museum?", ["Clara Whitby"], "mill"),
     question("h1", "Which company bought the Hartley Company?", ["Norfield Holdings"], "hartley"),
-    question("x1", "What colour is the bridge?", ["grey"], "bridge"),   # answer not in the doc
+    question("x1", "What colour is the bridge?", ["grey"], "bridge"),  # answer not in the doc
     Case(id="u1", question="Who owns the moon?", expected=Expected(mode="abstain")),
 ]
 
-CONFIG = ReferencePipelineConfig(embedder={"name": "hashing", "dim": 1024},
-                                 chunker={"name": "tokens", "size": 48, "overlap": 8}, top_k=3)
+CONFIG = ReferencePipelineConfig(
+    embedder={"name": "hashing", "dim": 1024},
+    chunker={"name": "tokens", "size": 48, "overlap": 8},
+    top_k=3,
+)
 
 
 def context(seed: int = 0, docs=DOCS, questions=QUESTIONS) -> ProbeContext:
-    return ProbeContext(documents=tuple(docs), questions=tuple(questions), seed=seed, top_k=3,
-                        capabilities=frozenset(Capability))
+    return ProbeContext(
+        documents=tuple(docs),
+        questions=tuple(questions),
+        seed=seed,
+        top_k=3,
+        capabilities=frozenset(Capability),
+    )
 
 
 class IntegrityCheckedPipeline(ReferencePipeline):
@@ -84,8 +127,9 @@ class IntegrityCheckedPipeline(ReferencePipeline):
 
     def retrieve(self, question: str, variation: Variation | None = None):
         variation = variation or Variation()
-        trusted = tuple(d for d in variation.overlay
-                        if d.metadata.get("integrity") == sha256_hex(KEY, d.text))
+        trusted = tuple(
+            d for d in variation.overlay if d.metadata.get("integrity") == sha256_hex(KEY, d.text)
+        )
         return super().retrieve(question, variation.model_copy(update={"overlay": trusted}))
 
 
@@ -160,7 +204,9 @@ def test_cases_are_valid_and_carry_their_evidence(demo_ctx):
             s, e = case.meta["old_span"]
             assert gold.text[s:e] == case.meta["old"]
             if role == "near_duplicate":
-                assert len(doc.text) - len(gold.text) == len(case.meta["new"]) - len(case.meta["old"])
+                assert len(doc.text) - len(gold.text) == len(case.meta["new"]) - len(
+                    case.meta["old"]
+                )
             else:
                 # a passage: the mutated sentence (after the one before it, for a pronoun)
                 assert case.meta["change"] == role
@@ -176,14 +222,15 @@ def test_one_case_per_applicable_kind_and_unscored_questions():
     assert roles["r3"] == ["clean", "negation", "near_duplicate"]
     assert roles["m1"] == ["clean", "date", "near_duplicate"]
     assert roles["m2"] == ["clean", "negation", "entity", "near_duplicate"]
-    assert roles["x1"] == ["clean"]                    # the answer is not in its gold document
-    assert "u1" not in roles                           # not answerable: no group
+    assert roles["x1"] == ["clean"]  # the answer is not in its gold document
+    assert "u1" not in roles  # not answerable: no group
     clean_x1 = next(c for c in cases if c.id == "corpus_contradiction:x1:clean")
     assert "no gold answer" in clean_x1.meta["unscored"]
     # a sentence opening with a pronoun keeps the sentence before it, which names "it"
     entity = next(c for c in cases if c.id == "corpus_contradiction:m2:entity")
     assert entity.variation.overlay[0].text.startswith(
-        "The Old Mill Museum opened in 1889 in the town of Dunmore. It was")
+        "The Old Mill Museum opened in 1889 in the town of Dunmore. It was"
+    )
 
 
 def test_kinds_setting_and_config():
@@ -203,8 +250,8 @@ def test_locate_evidence_prefers_the_longest_answer_and_the_evidence_order():
     q = question("z", "?", ["Dunmore", "Avon River near Dunmore"], "bridge")
     ev = locate_evidence(q, context())
     assert ev is not None and ev.doc.id == "bridge"
-    assert ev.doc.text[ev.answer[0]:ev.answer[1]] == "Avon River near Dunmore"
-    assert ev.doc.text[ev.sentence[0]:ev.sentence[1]].startswith("The Stone Bridge crosses")
+    assert ev.doc.text[ev.answer[0] : ev.answer[1]] == "Avon River near Dunmore"
+    assert ev.doc.text[ev.sentence[0] : ev.sentence[1]].startswith("The Stone Bridge crosses")
 
 
 # -- the weakness -------------------------------------------------------------------------
@@ -222,7 +269,7 @@ def test_finds_the_weakness_and_not_on_a_defended_pipeline(weak_and_strong):
     assert rate(strong) == 0.0
     for v in strong:
         for trial in v.evidence.get("kinds", {}).values():
-            assert trial["injected_rank"] is None       # the defence kept them out
+            assert trial["injected_rank"] is None  # the defence kept them out
 
 
 def test_verdict_evidence_explains_failures(weak_and_strong):
@@ -243,16 +290,26 @@ def test_verdict_evidence_explains_failures(weak_and_strong):
 def test_summary(weak_and_strong):
     probe, weak, _ = weak_and_strong
     summary = probe.summarize(weak)
-    assert {"failure_rate", "groups", "unscored", "by_kind", "moved_rate", "incoherent_rate",
-            "injected_retrieved_rate", "mean_injected_rank", "judges"} <= set(summary)
+    assert {
+        "failure_rate",
+        "groups",
+        "unscored",
+        "by_kind",
+        "moved_rate",
+        "incoherent_rate",
+        "injected_retrieved_rate",
+        "mean_injected_rank",
+        "judges",
+    } <= set(summary)
     assert summary["groups"] == 8 and summary["unscored"] == 1
     assert summary["failure_rate"]["n"] == 7
     assert set(summary["by_kind"]) == {"number", "date", "negation", "entity", "near_duplicate"}
     number = summary["by_kind"]["number"]
     assert number["failure_rate"]["method"] == "wilson" and number["failure_rate"]["n"] == 3
     assert sum(number["outcomes"].values()) == 3
-    assert summary["judges"] == {"offline": sum(
-        1 for v in weak for t in v.evidence.get("kinds", {}).values() if t["judge"])}
+    assert summary["judges"] == {
+        "offline": sum(1 for v in weak for t in v.evidence.get("kinds", {}).values() if t["judge"])
+    }
 
 
 def test_copied_metadata_passes_a_plain_metadata_filter():
@@ -264,17 +321,30 @@ def test_copied_metadata_passes_a_plain_metadata_filter():
 
 
 # -- judging edge cases -------------------------------------------------------------------
-def _record(case: Case, answer: str | None, *, refused: bool = False,
-            retrieved: list[dict[str, Any]] | None = None) -> CaseRecord:
+def _record(
+    case: Case,
+    answer: str | None,
+    *,
+    refused: bool = False,
+    retrieved: list[dict[str, Any]] | None = None,
+) -> CaseRecord:
     if answer is None:
-        return CaseRecord(case=case, call_key="k", error=CaseError(type="TimeoutError", message="slow"))
-    return CaseRecord(case=case, call_key="k", output=PipelineOutput(
-        answer=answer, refused=refused, retrieved=retrieved or []))
+        return CaseRecord(
+            case=case, call_key="k", error=CaseError(type="TimeoutError", message="slow")
+        )
+    return CaseRecord(
+        case=case,
+        call_key="k",
+        output=PipelineOutput(answer=answer, refused=refused, retrieved=retrieved or []),
+    )
 
 
 def _group(qid: str) -> dict[str, Case]:
-    return {c.meta["role"]: c for c in CorpusContradiction().generate(context())
-            if c.meta["group"] == qid}
+    return {
+        c.meta["role"]: c
+        for c in CorpusContradiction().generate(context())
+        if c.meta["group"] == qid
+    }
 
 
 def test_judge_outcomes_on_given_records():
@@ -284,27 +354,41 @@ def test_judge_outcomes_on_given_records():
     new_sentence = number.meta["contradicting_sentence"]
     jctx = JudgeContext(probe=context())
     clean = _record(cases["clean"], "Customers may return unworn shoes within 30 days.")
-    retrieved = [{"chunk_id": f"{number.meta['injected_doc_id']}#0-1", "rank": 2, "text": "x",
-                  "doc_id": number.meta["injected_doc_id"]}]
-    moved = probe.judge("r1", {"clean": clean, "number": _record(number, new_sentence,
-                                                                 retrieved=retrieved)}, jctx)
+    retrieved = [
+        {
+            "chunk_id": f"{number.meta['injected_doc_id']}#0-1",
+            "rank": 2,
+            "text": "x",
+            "doc_id": number.meta["injected_doc_id"],
+        }
+    ]
+    moved = probe.judge(
+        "r1", {"clean": clean, "number": _record(number, new_sentence, retrieved=retrieved)}, jctx
+    )
     assert moved.failed is True
     assert moved.evidence["kinds"]["number"]["outcome"] == "moved"
     assert moved.evidence["kinds"]["number"]["injected_rank"] == 2
     held = probe.judge("r1", {"clean": clean, "number": _record(number, "Within 30 days.")}, jctx)
     assert held.failed is False and held.evidence["kinds"]["number"]["injected_rank"] is None
-    refused = probe.judge("r1", {"clean": clean, "number": _record(number, "I can't say.",
-                                                                   refused=True)}, jctx)
+    refused = probe.judge(
+        "r1", {"clean": clean, "number": _record(number, "I can't say.", refused=True)}, jctx
+    )
     assert refused.failed is False and refused.evidence["kinds"]["number"]["outcome"] == "refused"
     errored = probe.judge("r1", {"clean": clean, "number": _record(number, None)}, jctx)
     assert errored.failed is None and "every kind" in errored.evidence["unscored"]
     assert "TimeoutError" in errored.evidence["kinds"]["number"]["reason"]
-    no_clean = probe.judge("r1", {"clean": _record(cases["clean"], None),
-                                  "number": _record(number, new_sentence)}, jctx)
+    no_clean = probe.judge(
+        "r1",
+        {"clean": _record(cases["clean"], None), "number": _record(number, new_sentence)},
+        jctx,
+    )
     assert no_clean.failed is None and "clean call failed" in no_clean.evidence["unscored"]
     # the clean answer already holds the new value: nothing to learn from this kind
-    already = probe.judge("r1", {"clean": _record(cases["clean"], new_sentence),
-                                 "number": _record(number, new_sentence)}, jctx)
+    already = probe.judge(
+        "r1",
+        {"clean": _record(cases["clean"], new_sentence), "number": _record(number, new_sentence)},
+        jctx,
+    )
     assert already.failed is None
     assert "already asserts" in already.evidence["kinds"]["number"]["reason"]
 
@@ -314,9 +398,12 @@ def test_a_judge_from_the_context_takes_precedence():
     cases = {c.meta["role"]: c for c in probe.generate(context(questions=QUESTIONS[:1]))}
     mine = OfflineContradictionJudge()
     mine.name = "mine"
-    records = {"clean": _record(cases["clean"], "Within 30 days."),
-               "number": _record(cases["number"], cases["number"].meta["contradicting_sentence"])}
-    verdict = probe.judge("r1", records, JudgeContext(probe=context(),
-                                                      detectors={"contradiction": mine}))
+    records = {
+        "clean": _record(cases["clean"], "Within 30 days."),
+        "number": _record(cases["number"], cases["number"].meta["contradicting_sentence"]),
+    }
+    verdict = probe.judge(
+        "r1", records, JudgeContext(probe=context(), detectors={"contradiction": mine})
+    )
     assert verdict.evidence["judge"] == "mine"
     assert verdict.evidence["kinds"]["number"]["judge"] == "mine"

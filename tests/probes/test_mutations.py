@@ -8,9 +8,17 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from probeguard.detectors.contradiction import date_mentions, number_mentions
-from probeguard.probes.mutations import (NameVocab, corpus_names, find_names, mutate,
-                                         mutate_date, mutate_entity, mutate_negation,
-                                         mutate_number, near_duplicate)
+from probeguard.probes.mutations import (
+    NameVocab,
+    corpus_names,
+    find_names,
+    mutate,
+    mutate_date,
+    mutate_entity,
+    mutate_negation,
+    mutate_number,
+    near_duplicate,
+)
 
 
 def rng(seed: int = 0) -> np.random.Generator:
@@ -21,19 +29,22 @@ def check_replacement(source: str, m) -> None:
     """The mutation's bookkeeping is exact and it changed something."""
     assert m.text != source
     assert m.old != m.new
-    assert source[m.start:m.end] == m.old
-    assert m.text[m.new_start:m.new_end] == m.new
-    assert m.text == source[:m.start] + m.new + source[m.end:]
+    assert source[m.start : m.end] == m.old
+    assert m.text[m.new_start : m.new_end] == m.new
+    assert m.text == source[: m.start] + m.new + source[m.end :]
 
 
 # -- number -------------------------------------------------------------------------------
-@pytest.mark.parametrize("text, prefix, suffix", [
-    ("Customers may return items within 30 days of delivery.", "", ""),
-    ("Kestrel Plus costs $12 per month.", "$", ""),
-    ("Opened electronics carry a 10% restocking fee.", "", "%"),
-    ("The fee is 12 percent of the price.", "", " percent"),
-    ("The stove costs €6.95 in the sale.", "€", ""),
-])
+@pytest.mark.parametrize(
+    "text, prefix, suffix",
+    [
+        ("Customers may return items within 30 days of delivery.", "", ""),
+        ("Kestrel Plus costs $12 per month.", "$", ""),
+        ("Opened electronics carry a 10% restocking fee.", "", "%"),
+        ("The fee is 12 percent of the price.", "", " percent"),
+        ("The stove costs €6.95 in the sale.", "€", ""),
+    ],
+)
 def test_number_keeps_the_format_and_changes_the_value(text, prefix, suffix):
     for seed in range(10):
         m = mutate_number(text, rng(seed))
@@ -73,21 +84,28 @@ def test_clock_hours_stay_hours():
         assert m is not None and 1 <= int(m.new) <= 12 and m.new != m.old
 
 
-@pytest.mark.parametrize("text", [
-    "There is nothing to count here.",
-    "Call +1 (802) 555-0147 for help.",          # an identifier, not a quantity
-    "The museum opened in 1889.",                 # a year is a date
-    "It takes effect on 1 March 2024.",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "There is nothing to count here.",
+        "Call +1 (802) 555-0147 for help.",  # an identifier, not a quantity
+        "The museum opened in 1889.",  # a year is a date
+        "It takes effect on 1 March 2024.",
+    ],
+)
 def test_number_not_applicable(text):
     assert mutate_number(text, rng()) is None
 
 
 @settings(max_examples=80, deadline=None)
-@given(value=st.integers(min_value=0, max_value=99_999), decimals=st.integers(0, 2),
-       seed=st.integers(0, 2**32 - 1), grouped=st.booleans())
+@given(
+    value=st.integers(min_value=0, max_value=99_999),
+    decimals=st.integers(0, 2),
+    seed=st.integers(0, 2**32 - 1),
+    grouped=st.booleans(),
+)
 def test_number_is_never_the_identity(value, decimals, seed, grouped):
-    number = value / 10 ** decimals
+    number = value / 10**decimals
     digits = f"{number:,.{decimals}f}" if grouped else f"{number:.{decimals}f}"
     text = f"The price is ${digits} today."
     m = mutate_number(text, rng(seed))
@@ -97,12 +115,15 @@ def test_number_is_never_the_identity(value, decimals, seed, grouped):
 
 
 # -- date ---------------------------------------------------------------------------------
-@pytest.mark.parametrize("text, fmt", [
-    ("The policy takes effect on 1 March 2024 for all stores.", "dmy"),
-    ("The policy takes effect on March 1, 2024 for all stores.", "mdy"),
-    ("The policy takes effect on 2024-03-01 for all stores.", "iso"),
-    ("Carried-over days must be used by March 31, or they are lost.", "md"),
-])
+@pytest.mark.parametrize(
+    "text, fmt",
+    [
+        ("The policy takes effect on 1 March 2024 for all stores.", "dmy"),
+        ("The policy takes effect on March 1, 2024 for all stores.", "mdy"),
+        ("The policy takes effect on 2024-03-01 for all stores.", "iso"),
+        ("Carried-over days must be used by March 31, or they are lost.", "md"),
+    ],
+)
 def test_date_changes_the_month_and_keeps_the_style(text, fmt):
     for seed in range(10):
         m = mutate_date(text, rng(seed))
@@ -138,17 +159,22 @@ def test_date_not_applicable():
 
 
 # -- negation -----------------------------------------------------------------------------
-@pytest.mark.parametrize("text, expected", [
-    ("Gift cards are refundable.", "Gift cards are not refundable."),
-    ("Gift cards are not refundable.", "Gift cards are refundable."),
-    ("The plan can be cancelled at any time.", "The plan cannot be cancelled at any time."),
-    ("Worn footwear cannot be returned.", "Worn footwear can be returned."),
-    ("The refund isn't issued by post.", "The refund is issued by post."),
-    ("Members have 14 days to cancel.", "Members do not have 14 days to cancel."),
-    ("Refunds are never issued in cash.", "Refunds are issued in cash."),
-    ("Footwear that has been worn outdoors cannot be returned.",
-     "Footwear that has been worn outdoors can be returned."),
-])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("Gift cards are refundable.", "Gift cards are not refundable."),
+        ("Gift cards are not refundable.", "Gift cards are refundable."),
+        ("The plan can be cancelled at any time.", "The plan cannot be cancelled at any time."),
+        ("Worn footwear cannot be returned.", "Worn footwear can be returned."),
+        ("The refund isn't issued by post.", "The refund is issued by post."),
+        ("Members have 14 days to cancel.", "Members do not have 14 days to cancel."),
+        ("Refunds are never issued in cash.", "Refunds are issued in cash."),
+        (
+            "Footwear that has been worn outdoors cannot be returned.",
+            "Footwear that has been worn outdoors can be returned.",
+        ),
+    ],
+)
 def test_negation(text, expected):
     m = mutate_negation(text)
     assert m is not None and m.kind == "negation"
@@ -178,7 +204,7 @@ CORPUS = {
 def test_find_names_skips_capitalised_common_words():
     vocab = NameVocab.of([*CORPUS.values(), "Members pay once a year."])
     names = [n for _, _, n in find_names(CORPUS["c"], vocab)]
-    assert names == ["Norfield Holdings", "Harbor Plus"]        # not "Customers"
+    assert names == ["Norfield Holdings", "Harbor Plus"]  # not "Customers"
     assert [n for _, _, n in find_names("Tobias Renn was an engineer.", vocab)] == ["Tobias Renn"]
     assert [n for _, _, n in find_names("Once Harbor Plus ends, stop.", vocab)] == ["Harbor Plus"]
 
@@ -191,7 +217,7 @@ def test_entity_swaps_for_a_name_of_the_same_rough_kind():
     span = (text.index("Lenne"), text.index("Lenne") + 5)
     m = mutate_entity(text, rng(), candidates, within=span, context=text, vocab=vocab)
     assert m is not None and m.old == "Lenne"
-    assert m.new == "Avon"   # the only other name followed by "river"
+    assert m.new == "Avon"  # the only other name followed by "river"
     check_replacement(text, m)
 
 
@@ -213,8 +239,10 @@ def test_entity_not_applicable():
 
 # -- near-duplicate and dispatch ----------------------------------------------------------
 def test_near_duplicate_changes_exactly_one_fact_of_the_whole_document():
-    doc = ("Customers may return unworn shoes within 30 days of delivery. Refunds are issued "
-           "within 5 business days. Gift cards are not refundable.")
+    doc = (
+        "Customers may return unworn shoes within 30 days of delivery. Refunds are issued "
+        "within 5 business days. Gift cards are not refundable."
+    )
     s0 = doc.index("Refunds")
     s1 = doc.index("Gift") - 1
     span = (doc.index("5 business"), doc.index("5 business") + 15)

@@ -7,9 +7,19 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from probeguard.nlp.paraphrase import (JARGON, KINDS, SYNONYMS, Paraphrase, declarative,
-                                          jargon, keywords, paraphrase, paraphrases,
-                                          question_word, synonym)
+from probeguard.nlp.paraphrase import (
+    JARGON,
+    KINDS,
+    SYNONYMS,
+    Paraphrase,
+    declarative,
+    jargon,
+    keywords,
+    paraphrase,
+    paraphrases,
+    question_word,
+    synonym,
+)
 
 
 def rng(seed: int = 0) -> np.random.Generator:
@@ -26,26 +36,44 @@ def body(text: str) -> str:
 
 # -- declarative ------------------------------------------------------------------------
 
-@pytest.mark.parametrize("question, expected", [
-    ("How long is the warranty on a tent?", "how long the warranty on a tent is"),
-    ("When is the support team open on Saturdays?", "when the support team is open on Saturdays"),
-    ("How much is the Plus plan if I pay monthly?", "how much the Plus plan is if I pay monthly"),
-    ("How long do I have to send an item back?", "how long I have to send an item back"),
-    ("What does a year of the Pro plan cost?", "what a year of the Pro plan costs"),
-    ("How long does the company keep invoices?", "how long the company keeps invoices"),
-    ("In which year did the hygrograph win a gold medal?",
-     "in which year the hygrograph won a gold medal"),
-    ("Whom did the inventor marry?", "whom the inventor married"),
-    ("Where should staff forward a suspicious email?",
-     "where staff should forward a suspicious email"),
-    ("What restocking fee is charged when I return electronics?",
-     "what restocking fee is charged when I return electronics"),
-    ("In which city was the company founded?", "in which city the company was founded"),
-    ("How many weeks of paid leave do employees get?",
-     "how many weeks of paid leave employees get"),
-    ("Which company bought the glassworks?", "which company bought the glassworks"),
-    ("Can I return opened electronics?", "whether I can return opened electronics"),
-])
+
+@pytest.mark.parametrize(
+    "question, expected",
+    [
+        ("How long is the warranty on a tent?", "how long the warranty on a tent is"),
+        (
+            "When is the support team open on Saturdays?",
+            "when the support team is open on Saturdays",
+        ),
+        (
+            "How much is the Plus plan if I pay monthly?",
+            "how much the Plus plan is if I pay monthly",
+        ),
+        ("How long do I have to send an item back?", "how long I have to send an item back"),
+        ("What does a year of the Pro plan cost?", "what a year of the Pro plan costs"),
+        ("How long does the company keep invoices?", "how long the company keeps invoices"),
+        (
+            "In which year did the hygrograph win a gold medal?",
+            "in which year the hygrograph won a gold medal",
+        ),
+        ("Whom did the inventor marry?", "whom the inventor married"),
+        (
+            "Where should staff forward a suspicious email?",
+            "where staff should forward a suspicious email",
+        ),
+        (
+            "What restocking fee is charged when I return electronics?",
+            "what restocking fee is charged when I return electronics",
+        ),
+        ("In which city was the company founded?", "in which city the company was founded"),
+        (
+            "How many weeks of paid leave do employees get?",
+            "how many weeks of paid leave employees get",
+        ),
+        ("Which company bought the glassworks?", "which company bought the glassworks"),
+        ("Can I return opened electronics?", "whether I can return opened electronics"),
+    ],
+)
 def test_declarative_inverts_back_to_statement_order(question, expected):
     out = declarative(question, rng())
     assert out is not None and out.endswith(".") and "?" not in out
@@ -62,7 +90,7 @@ def test_declarative_keeps_a_leading_clause_in_front():
 def test_declarative_frame_is_a_seeded_choice():
     q = "How long is the warranty on a tent?"
     outs = {declarative(q, rng(seed)) for seed in range(40)}
-    assert len(outs) > 1                                     # alternatives are used
+    assert len(outs) > 1  # alternatives are used
     assert declarative(q, rng(7)) == declarative(q, rng(7))  # and reproducible
 
 
@@ -72,6 +100,7 @@ def test_declarative_none_when_already_a_request():
 
 
 # -- keywords ---------------------------------------------------------------------------
+
 
 def test_keywords_keeps_content_words_once_in_order():
     assert keywords("How long is the warranty on a tent?") == "long warranty tent"
@@ -85,20 +114,26 @@ def test_keywords_none_when_nothing_changes_or_nothing_is_left():
 
 # -- question_word ----------------------------------------------------------------------
 
-@pytest.mark.parametrize("question, expected", [
-    ("How many weeks of leave do I get?", "What number of weeks of leave do I get?"),
-    ("Who was born earlier, Ilse or Tobias?", "Which person was born earlier, Ilse or Tobias?"),
-    ("Which company bought the firm?", "What company bought the firm?"),
-    ("In what year did the town get its charter?", "When did the town get its charter?"),
-    ("Where should staff forward an email?", None),  # two alternatives: checked below
-])
+
+@pytest.mark.parametrize(
+    "question, expected",
+    [
+        ("How many weeks of leave do I get?", "What number of weeks of leave do I get?"),
+        ("Who was born earlier, Ilse or Tobias?", "Which person was born earlier, Ilse or Tobias?"),
+        ("Which company bought the firm?", "What company bought the firm?"),
+        ("In what year did the town get its charter?", "When did the town get its charter?"),
+        ("Where should staff forward an email?", None),  # two alternatives: checked below
+    ],
+)
 def test_question_word_rules(question, expected):
     out = question_word(question, rng())
     if expected is not None:
         assert out == expected
     else:
-        assert out in {"In which place should staff forward an email?",
-                       "In what location should staff forward an email?"}
+        assert out in {
+            "In which place should staff forward an email?",
+            "In what location should staff forward an email?",
+        }
 
 
 def test_question_word_rewrites_the_asking_word_not_a_subordinate_when():
@@ -106,15 +141,18 @@ def test_question_word_rewrites_the_asking_word_not_a_subordinate_when():
     assert out == "Which restocking fee is charged when I return electronics?"
     out = question_word("When I return an item, how long does the refund take?", rng(1))
     assert out is not None and out.startswith("When I return an item, ")
-    assert out.endswith(("for how long does the refund take?",
-                         "what length of time does the refund take?"))
+    assert out.endswith(
+        ("for how long does the refund take?", "what length of time does the refund take?")
+    )
 
 
 def test_question_word_alternatives_follow_the_seed():
     q = "When was the town made a market town?"
     outs = {question_word(q, rng(seed)) for seed in range(30)}
-    assert outs == {"At what time was the town made a market town?",
-                    "In what year was the town made a market town?"}
+    assert outs == {
+        "At what time was the town made a market town?",
+        "In what year was the town made a market town?",
+    }
 
 
 def test_question_word_none_without_a_rewritable_wh_word():
@@ -124,10 +162,14 @@ def test_question_word_none_without_a_rewritable_wh_word():
 
 # -- synonym and jargon -----------------------------------------------------------------
 
+
 def test_synonym_replaces_and_inflects():
     assert synonym("Which employees may buy gear?", rng()) in {
-        "Which staff members may purchase equipment?", "Which workers may purchase equipment?",
-        "Which staff members may purchase kit?", "Which workers may purchase kit?"}
+        "Which staff members may purchase equipment?",
+        "Which workers may purchase equipment?",
+        "Which staff members may purchase kit?",
+        "Which workers may purchase kit?",
+    }
     out = synonym("What did the company buy in 2019?", rng())
     assert out is not None and "purchase in 2019" in out
     out = synonym("Which firm bought the glassworks?", rng())
@@ -137,8 +179,8 @@ def test_synonym_replaces_and_inflects():
 def test_synonym_keeps_names_case_and_articles_right():
     out = synonym("Buy an item at the Return Centre?", rng())
     assert out is not None
-    assert out.startswith("Purchase ")            # sentence-initial capital kept
-    assert "Return Centre" in out                 # capitalised name inside the sentence kept
+    assert out.startswith("Purchase ")  # sentence-initial capital kept
+    assert "Return Centre" in out  # capitalised name inside the sentence kept
     assert "a product" in out or "an article" in out  # a/an agree with the replacement
 
 
@@ -173,6 +215,7 @@ def test_tables_are_substantial_and_never_map_a_word_to_itself():
 
 # -- dispatch and properties ------------------------------------------------------------
 
+
 def test_paraphrase_dispatch_and_unknown_kind():
     assert paraphrase("How long is the warranty?", "keywords", rng()) == "long warranty"
     with pytest.raises(ValueError, match="unknown paraphrase kind"):
@@ -189,11 +232,58 @@ def test_paraphrases_gives_each_kind_its_own_stream():
     assert fewer == [p for p in out if p.kind in ("synonym", "jargon")]
 
 
-_WORDS = ["how", "what", "when", "which", "who", "where", "many", "long", "is", "does", "did",
-          "do", "can", "the", "a", "an", "my", "customer", "employee", "buy", "refund",
-          "refunds", "bought", "return", "item", "order", "ship", "shipped", "fee", "delete",
-          "account", "Kestrel", "Pro", "free", "for", "to", "of", "in", "30", "days", "cost",
-          "warranty", "tent", "staff", "paid", "leave", "if", "I", "it", ","]
+_WORDS = [
+    "how",
+    "what",
+    "when",
+    "which",
+    "who",
+    "where",
+    "many",
+    "long",
+    "is",
+    "does",
+    "did",
+    "do",
+    "can",
+    "the",
+    "a",
+    "an",
+    "my",
+    "customer",
+    "employee",
+    "buy",
+    "refund",
+    "refunds",
+    "bought",
+    "return",
+    "item",
+    "order",
+    "ship",
+    "shipped",
+    "fee",
+    "delete",
+    "account",
+    "Kestrel",
+    "Pro",
+    "free",
+    "for",
+    "to",
+    "of",
+    "in",
+    "30",
+    "days",
+    "cost",
+    "warranty",
+    "tent",
+    "staff",
+    "paid",
+    "leave",
+    "if",
+    "I",
+    "it",
+    ",",
+]
 
 
 @settings(max_examples=150, deadline=None)
@@ -206,5 +296,5 @@ def test_no_kind_ever_returns_the_question_unchanged(words, seed):
         assert first == again
         if first is not None:
             assert first.strip()
-            norm = lambda s: " ".join(s.lower().split()).rstrip("?.!")  # noqa: E731
+            norm = lambda s: " ".join(s.lower().split()).rstrip("?.!")
             assert norm(first) != norm(question)

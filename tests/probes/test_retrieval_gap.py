@@ -7,14 +7,14 @@ import math
 
 import pytest
 
-from probeguard.pipeline.config import ReferencePipelineConfig
-from probeguard.core.documents import Document
 from probeguard.core.cases import Case, Expected
-from probeguard.core.records import CaseError, CaseRecord
+from probeguard.core.documents import Document
 from probeguard.core.pipeline import PipelineOutput, RetrievedChunk, Variation
+from probeguard.core.records import CaseError, CaseRecord
+from probeguard.nlp.paraphrase import KINDS
+from probeguard.pipeline.config import ReferencePipelineConfig
 from probeguard.pipeline.reference import ReferencePipeline
 from probeguard.probes.base import PROBES, JudgeContext, ProbeContext, group_records
-from probeguard.nlp.paraphrase import KINDS
 from probeguard.probes.retrieval_gap import RetrievalGap
 from probeguard.runner.executor import Runner, RunnerConfig
 
@@ -22,25 +22,43 @@ from probeguard.runner.executor import Runner, RunnerConfig
 # paraphrases swap that wording for other words (customer → client, refund → reimbursement),
 # a lexical mismatch that BM25 cannot bridge and a sentence embedding can.
 DOCS = [
-    ("refunds", "A customer may return an item within 30 days to get a refund. The refund goes "
-                "back to the card used at checkout."),
-    ("staff-discount", "Every employee may buy store goods at a 25% discount. The discount does "
-                       "not apply to gift cards."),
+    (
+        "refunds",
+        "A customer may return an item within 30 days to get a refund. The refund goes "
+        "back to the card used at checkout.",
+    ),
+    (
+        "staff-discount",
+        "Every employee may buy store goods at a 25% discount. The discount does "
+        "not apply to gift cards.",
+    ),
     ("shipping", "We ship every order within 2 working days. Heavy parcels ship by road freight."),
-    ("deletion", "If you ask us to delete your account, we delete it within 45 days. Backups "
-                 "expire after that."),
-    ("late-fee", "A late fee of $8 per day is charged when rented gear comes back after the due "
-                 "date."),
-    ("leave", "Each employee gets 16 weeks of paid parental leave. Leave can start up to 4 weeks "
-              "before the birth."),
-    ("repairs", "We repair a broken tent for free during the first 2 years. After that a repair "
-                "costs $40."),
+    (
+        "deletion",
+        "If you ask us to delete your account, we delete it within 45 days. Backups "
+        "expire after that.",
+    ),
+    (
+        "late-fee",
+        "A late fee of $8 per day is charged when rented gear comes back after the due date.",
+    ),
+    (
+        "leave",
+        "Each employee gets 16 weeks of paid parental leave. Leave can start up to 4 weeks "
+        "before the birth.",
+    ),
+    (
+        "repairs",
+        "We repair a broken tent for free during the first 2 years. After that a repair costs $40.",
+    ),
     ("support", "You can phone customer support on 555-0147 from 9 am to 5 pm on weekdays."),
     ("membership", "A membership costs $12 per month and can be cancelled at any time."),
     ("travel", "Staff who travel for work may claim up to $60 per night for a hotel."),
     ("price-match", "If an item you buy drops in price within 14 days, we refund the difference."),
-    ("security", "Report a suspicious email to the security team by forwarding it to "
-                 "report@example.com."),
+    (
+        "security",
+        "Report a suspicious email to the security team by forwarding it to report@example.com.",
+    ),
 ]
 QUESTIONS = [
     ("refunds", "How many days does a customer have to return an item for a refund?", "30 days"),
@@ -53,8 +71,12 @@ QUESTIONS = [
     ("support", "What number do I phone to reach customer support?", "555-0147"),
     ("membership", "How much does a membership cost per month?", "$12 per month"),
     ("travel", "How much can staff claim for a hotel when they travel for work?", "$60 per night"),
-    ("price-match", "How many days do I have to get a refund of the difference if an item I buy "
-                    "drops in price?", "14 days"),
+    (
+        "price-match",
+        "How many days do I have to get a refund of the difference if an item I buy "
+        "drops in price?",
+        "14 days",
+    ),
     ("security", "Where do I report a suspicious email?", "report@example.com"),
 ]
 TOP_K = 2
@@ -62,10 +84,13 @@ TOP_K = 2
 
 def corpus() -> tuple[list[Document], list[Case]]:
     docs = [Document(id=d, text=t) for d, t in DOCS]
-    questions = [Case(id=f"q{i:02d}", question=q, expected=Expected(
-        answers=(a,), evidence_doc_ids=(d,))) for i, (d, q, a) in enumerate(QUESTIONS)]
-    questions.append(Case(id="abstain", question="What is the CEO's salary?",
-                          expected=Expected(mode="abstain")))
+    questions = [
+        Case(id=f"q{i:02d}", question=q, expected=Expected(answers=(a,), evidence_doc_ids=(d,)))
+        for i, (d, q, a) in enumerate(QUESTIONS)
+    ]
+    questions.append(
+        Case(id="abstain", question="What is the CEO's salary?", expected=Expected(mode="abstain"))
+    )
     return docs, questions
 
 
@@ -76,8 +101,11 @@ def context(seed: int = 0) -> ProbeContext:
 
 def run_probe(retriever: dict, embedder: dict | None = None):
     docs, _ = corpus()
-    config = {"retriever": retriever, "top_k": TOP_K,
-              "chunker": {"name": "tokens", "size": 128, "overlap": 32}}
+    config = {
+        "retriever": retriever,
+        "top_k": TOP_K,
+        "chunker": {"name": "tokens", "size": 128, "overlap": 32},
+    }
     if embedder is not None:
         config["embedder"] = embedder
     pipeline = ReferencePipeline(docs, ReferencePipelineConfig(**config))
@@ -91,12 +119,17 @@ def run_probe(retriever: dict, embedder: dict | None = None):
 
 # -- settings and generate --------------------------------------------------------------
 
+
 def test_settings():
     assert PROBES["retrieval_gap"] is RetrievalGap
     assert RetrievalGap.requires == frozenset() and RetrievalGap.overlap_weight == 0.15
     probe = RetrievalGap(rank_delta_threshold=2, kinds=["synonym"])
-    assert probe.config() == {"name": "retrieval_gap", "rank_delta_threshold": 2.0,
-                              "kinds": ["synonym"], "bootstrap_seed": 0}
+    assert probe.config() == {
+        "name": "retrieval_gap",
+        "rank_delta_threshold": 2.0,
+        "kinds": ["synonym"],
+        "bootstrap_seed": 0,
+    }
     with pytest.raises(ValueError, match="unknown paraphrase kind"):
         RetrievalGap(kinds=("synonym", "llm"))
     with pytest.raises(ValueError, match="at least one"):
@@ -134,19 +167,28 @@ def test_kinds_setting_limits_the_variants():
 
 # -- judge on hand-made records ---------------------------------------------------------
 
+
 def _output(*doc_ids: str) -> PipelineOutput:
-    return PipelineOutput(answer="a", retrieved=[
-        RetrievedChunk(chunk_id=f"{d}#0-1", doc_id=d, text="t", rank=i + 1)
-        for i, d in enumerate(doc_ids)])
+    return PipelineOutput(
+        answer="a",
+        retrieved=[
+            RetrievedChunk(chunk_id=f"{d}#0-1", doc_id=d, text="t", rank=i + 1)
+            for i, d in enumerate(doc_ids)
+        ],
+    )
 
 
 def _records(outputs: dict[str, PipelineOutput | None]) -> dict[str, CaseRecord]:
     gold = Expected(answers=("x",), evidence_doc_ids=("gold",))
     records = {}
     for role, out in outputs.items():
-        case = Case(id=f"retrieval_gap:g:{role}", question=f"question {role}",
-                    probe="retrieval_gap",
-                    expected=gold, meta={"group": "g", "role": role, "kind": role})
+        case = Case(
+            id=f"retrieval_gap:g:{role}",
+            question=f"question {role}",
+            probe="retrieval_gap",
+            expected=gold,
+            meta={"group": "g", "role": role, "kind": role},
+        )
         error = None if out is not None else CaseError(type="PipelineCallError", message="boom")
         records[role] = CaseRecord(case=case, call_key=role, output=out, error=error)
     return records
@@ -158,8 +200,13 @@ def _judge(outputs, threshold: float = 1.0):
 
 
 def test_rank_deltas_and_the_penalty_rank():
-    verdict = _judge({"original": _output("gold", "b"), "synonym": _output("b", "gold"),
-                      "jargon": _output("b", "c", "d")})
+    verdict = _judge(
+        {
+            "original": _output("gold", "b"),
+            "synonym": _output("b", "gold"),
+            "jargon": _output("b", "c", "d"),
+        }
+    )
     rows = {r["kind"]: r for r in verdict.evidence["variants"]}
     assert rows["synonym"]["rank"] == 2 and rows["synonym"]["delta"] == 1
     assert rows["jargon"]["rank"] == 4 and rows["jargon"]["left_top_k"]  # top_k + 1 penalty
@@ -168,11 +215,14 @@ def test_rank_deltas_and_the_penalty_rank():
 
 
 def test_small_mean_delta_within_top_k_is_no_gap():
-    verdict = _judge({"original": _output("gold"), "synonym": _output("b", "gold"),
-                      "keywords": _output("gold")})
+    verdict = _judge(
+        {"original": _output("gold"), "synonym": _output("b", "gold"), "keywords": _output("gold")}
+    )
     assert verdict.failed is False and verdict.evidence["mean_delta"] == 0.5
-    assert _judge({"original": _output("gold"), "synonym": _output("b", "gold")},
-                  threshold=0.5).failed is True
+    assert (
+        _judge({"original": _output("gold"), "synonym": _output("b", "gold")}, threshold=0.5).failed
+        is True
+    )
 
 
 def test_a_variant_that_retrieves_nothing_lost_the_gold():
@@ -193,6 +243,7 @@ def test_unscored_groups_say_why():
 
 
 # -- the weakness, through the real runner ----------------------------------------------
+
 
 @pytest.fixture(scope="module")
 def bm25():

@@ -17,10 +17,24 @@ KEY = Case(id="c1", question="Who wrote it?").call_key("fp-1")
 
 def full_output(answer: str = "Ada Lovelace [1]") -> PipelineOutput:
     return PipelineOutput(
-        answer=answer, cited_chunk_ids=["d1#0-10"], refused=False, latency_s=0.25,
-        retrieved=[RetrievedChunk(chunk_id="d1#0-10", doc_id="d1", text="Ada wrote it.",
-                                  rank=1, score=0.9, title="Notes", metadata={"page": 3})],
-        usage=Usage(prompt_tokens=12, completion_tokens=4), metadata={"prompt": "default"})
+        answer=answer,
+        cited_chunk_ids=["d1#0-10"],
+        refused=False,
+        latency_s=0.25,
+        retrieved=[
+            RetrievedChunk(
+                chunk_id="d1#0-10",
+                doc_id="d1",
+                text="Ada wrote it.",
+                rank=1,
+                score=0.9,
+                title="Notes",
+                metadata={"page": 3},
+            )
+        ],
+        usage=Usage(prompt_tokens=12, completion_tokens=4),
+        metadata={"prompt": "default"},
+    )
 
 
 def test_round_trip_and_layout(tmp_path) -> None:
@@ -39,9 +53,12 @@ def test_round_trip_and_layout(tmp_path) -> None:
 
 def test_non_finite_floats_round_trip(tmp_path) -> None:
     cache = ResponseCache(tmp_path)
-    out = PipelineOutput(answer="x", latency_s=float("nan"), metadata={"s": float("-inf")},
-                         retrieved=[RetrievedChunk(chunk_id="c", doc_id="d", text="t", rank=1,
-                                                   score=float("inf"))])
+    out = PipelineOutput(
+        answer="x",
+        latency_s=float("nan"),
+        metadata={"s": float("-inf")},
+        retrieved=[RetrievedChunk(chunk_id="c", doc_id="d", text="t", rank=1, score=float("inf"))],
+    )
     cache.put(KEY, out)
     back = cache.get(KEY)
     assert math.isnan(back.latency_s)
@@ -49,8 +66,9 @@ def test_non_finite_floats_round_trip(tmp_path) -> None:
     assert back.metadata["s"] == -math.inf
 
 
-@pytest.mark.parametrize("garbage", [b"", b"{not json", b'{"answer": 3, "bogus": 1}',
-                                     b"\xff\xfe\x00"])
+@pytest.mark.parametrize(
+    "garbage", [b"", b"{not json", b'{"answer": 3, "bogus": 1}', b"\xff\xfe\x00"]
+)
 def test_corrupt_entry_is_a_logged_miss(tmp_path, caplog, garbage: bytes) -> None:
     cache = ResponseCache(tmp_path)
     path = cache.path_for(KEY)
@@ -58,8 +76,7 @@ def test_corrupt_entry_is_a_logged_miss(tmp_path, caplog, garbage: bytes) -> Non
     path.write_bytes(garbage)
     with caplog.at_level(logging.WARNING, logger="probeguard.runner.cache"):
         assert cache.get(KEY) is None
-    assert any("corrupt entry" in r.getMessage() and KEY in r.getMessage()
-               for r in caplog.records)
+    assert any("corrupt entry" in r.getMessage() and KEY in r.getMessage() for r in caplog.records)
     cache.put(KEY, full_output())  # the next put repairs it
     assert cache.get(KEY) == full_output()
 
@@ -84,7 +101,7 @@ def test_concurrent_writers_of_one_key_leave_one_complete_entry(tmp_path) -> Non
                 cache.put(KEY, out)
                 got = cache.get(KEY)  # a reader never sees half a file
                 assert got is not None and got in outputs
-        except BaseException as exc:  # noqa: BLE001 - reported below
+        except BaseException as exc:
             errors.append(exc)
 
     threads = [threading.Thread(target=writer, args=(o,)) for o in outputs]

@@ -13,9 +13,9 @@ import pytest
 
 from probeguard.core.cases import Case
 from probeguard.core.errors import PipelineCallError
+from probeguard.core.pipeline import Capability, PipelineOutput, Variation
 from probeguard.core.records import RunHeader
 from probeguard.log.writer import RunLogWriter, read_run_jsonl
-from probeguard.core.pipeline import Capability, PipelineOutput, Variation
 from probeguard.runner import ResponseCache, RetryPolicy, Runner, RunnerConfig, is_transient
 from probeguard.runner.executor import MESSAGE_LIMIT
 
@@ -28,8 +28,14 @@ class FakePipeline:
 
     name = "fake"
 
-    def __init__(self, *, delay=lambda q: 0.0, fail=None,
-                 capabilities: frozenset[Capability] = frozenset(), version: str = "1") -> None:
+    def __init__(
+        self,
+        *,
+        delay=lambda q: 0.0,
+        fail=None,
+        capabilities: frozenset[Capability] = frozenset(),
+        version: str = "1",
+    ) -> None:
         self.delay = delay
         self.fail = fail  # (question, attempt number) -> exception or None
         self.capabilities = capabilities
@@ -55,9 +61,12 @@ class FakePipeline:
                 if exc is not None:
                     raise exc
             self.completed.append(question)
-            return PipelineOutput(answer="A:" + question,
-                                  metadata={"variation": None if variation is None
-                                            else variation.model_dump(mode="json")})
+            return PipelineOutput(
+                answer="A:" + question,
+                metadata={
+                    "variation": None if variation is None else variation.model_dump(mode="json")
+                },
+            )
         finally:
             self.in_flight -= 1
 
@@ -147,8 +156,9 @@ async def test_a_pipelines_own_timeout_error_is_transient_too() -> None:
 
 
 async def test_transient_failures_are_retried_then_succeed() -> None:
-    pipe = FakePipeline(fail=lambda q, n: PipelineCallError("flaky", transient=True)
-                        if n <= 2 else None)
+    pipe = FakePipeline(
+        fail=lambda q, n: PipelineCallError("flaky", transient=True) if n <= 2 else None
+    )
     result = await Runner(pipe, RunnerConfig(retry=FAST_RETRY)).arun(make_cases(5))
     assert all(r.ok for r in result.records)
     assert all(r.attempts == 3 for r in result.records)
@@ -179,9 +189,13 @@ async def test_non_transient_failures_are_not_retried() -> None:
 
 async def test_retry_after_is_honoured() -> None:
     hint = 0.25
-    pipe = FakePipeline(fail=lambda q, n: PipelineCallError("slow down", transient=True,
-                                                            retry_after=hint, status=429)
-                        if n == 1 else None)
+    pipe = FakePipeline(
+        fail=lambda q, n: (
+            PipelineCallError("slow down", transient=True, retry_after=hint, status=429)
+            if n == 1
+            else None
+        )
+    )
     # The backoff alone would wait 1 ms: only the hint explains a longer wait.
     config = RunnerConfig(retry=RetryPolicy(retries=2, base_s=0.001, max_s=5.0))
     result = await Runner(pipe, config).arun(make_cases(2))
@@ -243,8 +257,10 @@ async def test_identical_calls_in_one_run_are_made_once() -> None:
     assert sum(r.cached for r in result.records) == 4
     # The same question with a different variation is a different call.
     pipe2 = FakePipeline(capabilities=frozenset({Capability.PROMPT_OVERRIDE}))
-    cases2 = [Case(id="a", question="q"),
-              Case(id="b", question="q", variation=Variation(prompt="hardened"))]
+    cases2 = [
+        Case(id="a", question="q"),
+        Case(id="b", question="q", variation=Variation(prompt="hardened")),
+    ]
     await Runner(pipe2).arun(cases2)
     assert len(pipe2.calls) == 2
 
@@ -260,9 +276,11 @@ async def test_a_failed_shared_call_gives_its_error_to_every_duplicate() -> None
 
 async def test_unsupported_capability_is_recorded_not_raised() -> None:
     pipe = FakePipeline(capabilities=frozenset({Capability.ORACLE_CONTEXT}))
-    cases = [Case(id="plain", question="q"),
-             Case(id="oracle", question="q", variation=Variation(contexts=("ctx",))),
-             Case(id="mask", question="q", variation=Variation(exclude_doc_ids=("d1",)))]
+    cases = [
+        Case(id="plain", question="q"),
+        Case(id="oracle", question="q", variation=Variation(contexts=("ctx",))),
+        Case(id="mask", question="q", variation=Variation(exclude_doc_ids=("d1",))),
+    ]
     result = await Runner(pipe).arun(cases)
     plain, oracle, mask = result.records
     assert plain.ok and plain.output.metadata["variation"] is None
@@ -273,12 +291,14 @@ async def test_unsupported_capability_is_recorded_not_raised() -> None:
 
 
 async def test_errors_are_never_dropped_and_every_case_is_logged(tmp_path) -> None:
-    pipe = FakePipeline(delay=lambda q: 0.001 * (int(q.split()[1]) % 4),
-                        fail=lambda q, n: RuntimeError("fail " + q)
-                        if int(q.split()[1]) % 3 == 0 else None)
+    pipe = FakePipeline(
+        delay=lambda q: 0.001 * (int(q.split()[1]) % 4),
+        fail=lambda q, n: RuntimeError("fail " + q) if int(q.split()[1]) % 3 == 0 else None,
+    )
     cases = make_cases(30)
-    header = RunHeader(probeguard_version="test", pipeline_name=pipe.name,
-                       pipeline_fingerprint=pipe.fingerprint())
+    header = RunHeader(
+        probeguard_version="test", pipeline_name=pipe.name, pipeline_fingerprint=pipe.fingerprint()
+    )
     with RunLogWriter(tmp_path / "run.jsonl", header) as log:
         result = await Runner(pipe, RunnerConfig(concurrency=5), log=log).arun(cases)
     failed = [r.case.id for r in result.records if r.error is not None]
@@ -293,21 +313,26 @@ async def test_progress_is_reported_after_each_case() -> None:
     seen: list[tuple[int, int]] = []
     pipe = FakePipeline(capabilities=frozenset())
     cases = make_cases(6) + [Case(id="x", question="q", variation=Variation(prompt="p"))]
-    await Runner(pipe, RunnerConfig(concurrency=3),
-                 progress=lambda done, total: seen.append((done, total))).arun(cases)
+    await Runner(
+        pipe, RunnerConfig(concurrency=3), progress=lambda done, total: seen.append((done, total))
+    ).arun(cases)
     assert seen == [(i, 7) for i in range(1, 8)]
 
 
 async def test_each_case_is_on_disk_when_progress_reports_it(tmp_path) -> None:
     path = tmp_path / "run.jsonl"
     pipe = FakePipeline(delay=lambda q: 0.001 * (int(q.split()[1]) % 3))
-    header = RunHeader(probeguard_version="test", pipeline_name=pipe.name,
-                       pipeline_fingerprint=pipe.fingerprint())
+    header = RunHeader(
+        probeguard_version="test", pipeline_name=pipe.name, pipeline_fingerprint=pipe.fingerprint()
+    )
     lines_seen: list[int] = []
     with RunLogWriter(path, header) as log:
-        await Runner(pipe, RunnerConfig(concurrency=3), log=log,
-                     progress=lambda done, total: lines_seen.append(
-                         len(path.read_text().splitlines()) - 1)).arun(make_cases(9))
+        await Runner(
+            pipe,
+            RunnerConfig(concurrency=3),
+            log=log,
+            progress=lambda done, total: lines_seen.append(len(path.read_text().splitlines()) - 1),
+        ).arun(make_cases(9))
     assert lines_seen == list(range(1, 10))
 
 
@@ -332,6 +357,7 @@ def test_not_a_pipeline_is_rejected() -> None:
 
 # -- retry policy ----------------------------------------------------------------------------
 
+
 def test_backoff_doubles_and_is_capped() -> None:
     policy = RetryPolicy(retries=10, base_s=0.5, max_s=3.0)
     assert [policy.delay(i) for i in range(5)] == [0.5, 1.0, 2.0, 3.0, 3.0]
@@ -349,10 +375,12 @@ def test_jitter_is_deterministic_per_key_and_attempt_and_bounded() -> None:
     a = [policy.delay(i, key="k1") for i in range(4)]
     assert a == [policy.delay(i, key="k1") for i in range(4)]
     assert a != [policy.delay(i, key="k2") for i in range(4)]
-    assert a != [RetryPolicy(base_s=1.0, max_s=100.0, jitter=0.5, seed=8).delay(i, key="k1")
-                 for i in range(4)]
+    assert a != [
+        RetryPolicy(base_s=1.0, max_s=100.0, jitter=0.5, seed=8).delay(i, key="k1")
+        for i in range(4)
+    ]
     for i, d in enumerate(a):
-        assert 2 ** i <= d < 1.5 * 2 ** i
+        assert 2**i <= d < 1.5 * 2**i
 
 
 def test_should_retry_counts_attempts_and_transience() -> None:
@@ -367,7 +395,7 @@ def test_transient_classification() -> None:
     import aiohttp
 
     assert is_transient(TimeoutError())
-    assert is_transient(asyncio.TimeoutError())
+    assert is_transient(TimeoutError())
     assert is_transient(ConnectionResetError())
     assert is_transient(aiohttp.ServerDisconnectedError())
     assert is_transient(PipelineCallError("x", transient=True))

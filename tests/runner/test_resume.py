@@ -13,9 +13,9 @@ import pytest
 
 from probeguard.core.cases import Case
 from probeguard.core.errors import InputError
+from probeguard.core.pipeline import Capability, PipelineOutput, Variation
 from probeguard.core.records import CaseError, CaseRecord, RunHeader
 from probeguard.log.writer import RunLogWriter, dump_json_line, read_run_jsonl
-from probeguard.core.pipeline import Capability, PipelineOutput, Variation
 from probeguard.runner import Runner, RunnerConfig
 
 
@@ -25,9 +25,12 @@ class CrashingPipeline:
     name = "crashy"
     capabilities: frozenset[Capability] = frozenset()
 
-    def __init__(self, crash_at: int | None = None,
-                 crash: type[BaseException] = asyncio.CancelledError,
-                 fingerprint: str = "crashy-1") -> None:
+    def __init__(
+        self,
+        crash_at: int | None = None,
+        crash: type[BaseException] = asyncio.CancelledError,
+        fingerprint: str = "crashy-1",
+    ) -> None:
         self.crash_at = crash_at
         self.crash = crash
         self._fingerprint = fingerprint
@@ -70,8 +73,12 @@ class SyncCrashingPipeline:
 
 
 def header(fingerprint: str = "crashy-1", corpus: str | None = None) -> RunHeader:
-    return RunHeader(probeguard_version="test", pipeline_name="crashy",
-                     pipeline_fingerprint=fingerprint, corpus_fingerprint=corpus)
+    return RunHeader(
+        probeguard_version="test",
+        pipeline_name="crashy",
+        pipeline_fingerprint=fingerprint,
+        corpus_fingerprint=corpus,
+    )
 
 
 def make_cases(n: int) -> list[Case]:
@@ -93,8 +100,9 @@ async def test_crash_then_resume_calls_only_what_is_missing(tmp_path) -> None:
     with RunLogWriter(path, header(), resume=True) as log:
         finished = log.finished()
         assert set(finished) == done_before
-        result = await Runner(again, RunnerConfig(concurrency=4), log=log,
-                              resume_from=finished).arun(cases)
+        result = await Runner(
+            again, RunnerConfig(concurrency=4), log=log, resume_from=finished
+        ).arun(cases)
     assert len(again.calls) == 40 - len(done_before)
     assert not set(again.calls) & {finished[i].case.question for i in done_before}
     assert [r.case.id for r in result.records] == [c.id for c in cases]
@@ -111,14 +119,16 @@ def test_keyboard_interrupt_in_a_sync_pipeline_keeps_the_log(tmp_path) -> None:
     cases = make_cases(30)
     with RunLogWriter(path, header()) as log:
         with pytest.raises(KeyboardInterrupt):
-            Runner(SyncCrashingPipeline(crash_at=12), RunnerConfig(concurrency=2),
-                   log=log).run(cases)
+            Runner(SyncCrashingPipeline(crash_at=12), RunnerConfig(concurrency=2), log=log).run(
+                cases
+            )
     _, logged = read_run_jsonl(path)
     assert 5 <= len(logged) <= 13
     with RunLogWriter(path, header(), resume=True) as log:
         pipe = SyncCrashingPipeline(crash_at=10_000)
-        result = Runner(pipe, RunnerConfig(concurrency=2), log=log,
-                        resume_from=log.finished()).run(cases)
+        result = Runner(pipe, RunnerConfig(concurrency=2), log=log, resume_from=log.finished()).run(
+            cases
+        )
     assert pipe.calls == 30 - len(logged)
     assert all(r.ok for r in result.records)
 
@@ -142,7 +152,8 @@ def test_truncated_last_line_is_dropped_and_the_file_repaired(tmp_path) -> None:
     assert len(pipe.calls) == 3  # the truncated case and the two new ones
     kept = {r.case.id for r in partial}
     assert [r.output for r in resumed.records if r.case.id in kept] == [
-        r.output for r in result.records if r.case.id in kept]
+        r.output for r in result.records if r.case.id in kept
+    ]
     assert [r.output.answer for r in resumed.records] == [f"A:{c.question}" for c in cases]
     # Every line of the repaired file is valid JSON, and each case appears once.
     lines = path.read_text().splitlines()
@@ -157,8 +168,11 @@ def test_a_complete_last_line_without_newline_is_kept(tmp_path) -> None:
     path.write_bytes(path.read_bytes().rstrip(b"\n"))
     with RunLogWriter(path, header(), resume=True) as log:
         assert len(log.finished()) == 2
-        log.append(CaseRecord(case=Case(id="x", question="y"), call_key="k",
-                              output=PipelineOutput(answer="z")))
+        log.append(
+            CaseRecord(
+                case=Case(id="x", question="y"), call_key="k", output=PipelineOutput(answer="z")
+            )
+        )
     _, records = read_run_jsonl(path)
     assert [r.case.id for r in records] == ["case-000", "case-001", "x"]
 
@@ -209,7 +223,8 @@ def test_failed_and_changed_cases_are_run_again(tmp_path) -> None:
     with RunLogWriter(path, header()) as log:
         first = Runner(CrashingPipeline(), log=log).run(cases)
         failed = first.records[1].model_copy(
-            update={"output": None, "error": CaseError(type="X", message="m")})
+            update={"output": None, "error": CaseError(type="X", message="m")}
+        )
         log.append(failed)
     changed = list(cases)
     changed[2] = Case(id=cases[2].id, question="a new question")  # same id, new call
@@ -225,7 +240,8 @@ def test_failed_and_changed_cases_are_run_again(tmp_path) -> None:
     with RunLogWriter(path, header(), resume=True) as log:
         latest = log.finished()
     assert {k: v.output.answer for k, v in latest.items()} == {
-        r.case.id: r.output.answer for r in result.records}
+        r.case.id: r.output.answer for r in result.records
+    }
     assert latest[cases[3].id].case.tags == ("new-tag",)
 
 
@@ -244,9 +260,13 @@ def test_records_resumed_from_another_file_are_written_to_the_new_log(tmp_path) 
 
 
 def test_records_with_nan_and_inf_round_trip(tmp_path) -> None:
-    record = CaseRecord(case=Case(id="n", question="q"), call_key="k",
-                        output=PipelineOutput(answer="a", latency_s=float("nan")),
-                        duration_s=float("inf"), verdict={"f1": float("nan"), "x": [-math.inf]})
+    record = CaseRecord(
+        case=Case(id="n", question="q"),
+        call_key="k",
+        output=PipelineOutput(answer="a", latency_s=float("nan")),
+        duration_s=float("inf"),
+        verdict={"f1": float("nan"), "x": [-math.inf]},
+    )
     line = dump_json_line(record)
     assert "NaN" in line and "null" not in line.split('"verdict"')[1]
     path = tmp_path / "run.jsonl"
@@ -256,8 +276,9 @@ def test_records_with_nan_and_inf_round_trip(tmp_path) -> None:
     assert math.isnan(back.output.latency_s) and back.duration_s == math.inf
     assert math.isnan(back.verdict["f1"]) and back.verdict["x"] == [-math.inf]
     # Finite records are exactly pydantic's own JSON.
-    finite = record.model_copy(update={"duration_s": 1.5, "verdict": {},
-                                       "output": PipelineOutput(answer="a")})
+    finite = record.model_copy(
+        update={"duration_s": 1.5, "verdict": {}, "output": PipelineOutput(answer="a")}
+    )
     assert dump_json_line(finite) == finite.model_dump_json()
 
 

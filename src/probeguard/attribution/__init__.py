@@ -32,6 +32,21 @@ from probeguard.attribution.engine import AttributionResult, attribute, failing_
 from probeguard.attribution.recommend import Recommendation, recommend, top_fixes
 from probeguard.attribution.swaps import SWAPS, SwapPlan, conflicting_docs, plan_swap
 
-__all__ = ["AttributionConfig", "AttributionResult", "CAUSES", "Decision", "Observed",
-           "Recommendation", "SWAPS", "SwapPlan", "attribute", "conflicting_docs", "decide",
-           "failing_roles", "find_failures", "plan_swap", "recommend", "top_fixes"]
+__all__ = [
+    "AttributionConfig",
+    "AttributionResult",
+    "CAUSES",
+    "Decision",
+    "Observed",
+    "Recommendation",
+    "SWAPS",
+    "SwapPlan",
+    "attribute",
+    "conflicting_docs",
+    "decide",
+    "failing_roles",
+    "find_failures",
+    "plan_swap",
+    "recommend",
+    "top_fixes",
+]

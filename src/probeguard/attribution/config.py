@@ -27,6 +27,7 @@ class AttributionConfig(BaseModel):
     def _known(cls, names: list[str]) -> list[str]:
         unknown = [n for n in names if n not in SWAPS]
         if unknown or len(set(names)) != len(names):
-            raise ValueError(f"swaps must be distinct names among {', '.join(SWAPS)}; "
-                             f"got {names!r}")
+            raise ValueError(
+                f"swaps must be distinct names among {', '.join(SWAPS)}; got {names!r}"
+            )
         return [s for s in SWAPS if s in names]

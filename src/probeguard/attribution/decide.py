@@ -33,18 +33,21 @@ verdict's ``basis`` says ``observed`` then, ``counterfactual`` otherwise.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Mapping
+
+from probeguard.attribution.swaps import SWAPS
 
 __all__ = ["CAUSES", "OUTCOMES", "PRE_GENERATION", "Decision", "Observed", "decide"]
 
-CAUSES: tuple[str, ...] = ("retriever", "chunker", "corpus", "prompt", "generator",
-                           "undetermined")
-OUTCOMES: tuple[str, ...] = ("repaired", "not_repaired", "not_applicable", "unsupported",
-                             "error")
+CAUSES: tuple[str, ...] = ("retriever", "chunker", "corpus", "prompt", "generator", "undetermined")
+OUTCOMES: tuple[str, ...] = ("repaired", "not_repaired", "not_applicable", "unsupported", "error")
 
 PRE_GENERATION: tuple[tuple[str, str], ...] = (
-    ("clean_corpus", "corpus"), ("whole_document", "chunker"), ("better_retrieval", "retriever"))
+    ("clean_corpus", "corpus"),
+    ("whole_document", "chunker"),
+    ("better_retrieval", "retriever"),
+)
 """Pre-generation swaps and their components, in priority order."""
 
 SWAP_CAUSE: dict[str, str] = {**dict(PRE_GENERATION), "hardened_prompt": "prompt"}
@@ -80,10 +83,9 @@ def _repaired(outcomes: Mapping[str, str], name: str) -> bool:
 
 
 def _others(outcomes: Mapping[str, str], chosen: str | None) -> tuple[str, ...]:
-    from probeguard.attribution.swaps import SWAPS
-
-    return tuple(s for s in SWAPS if s != chosen and s != "oracle_context"
-                 and _repaired(outcomes, s))
+    return tuple(
+        s for s in SWAPS if s != chosen and s != "oracle_context" and _repaired(outcomes, s)
+    )
 
 
 def _errors(outcomes: Mapping[str, str]) -> tuple[str, ...]:
@@ -100,52 +102,116 @@ def decide(outcomes: Mapping[str, str], observed: Observed = Observed()) -> Deci
     pre = next(((s, c) for s, c in PRE_GENERATION if _repaired(outcomes, s)), None)
     prompt = _repaired(outcomes, "hardened_prompt")
 
-    def made(cause: str, swap: str | None, reason: str, row: int, basis: str = "counterfactual"
-             ) -> Decision:
+    def made(
+        cause: str, swap: str | None, reason: str, row: int, basis: str = "counterfactual"
+    ) -> Decision:
         return Decision(cause, reason, _others(outcomes, swap), basis, row, notes)
 
     if oracle == "repaired":
         if pre is not None:
-            return made(pre[1], pre[0], f"the gold evidence alone repairs the case (the failure "
-                        f"lies before generation) and the {pre[0]} swap repairs it", 1)
+            return made(
+                pre[1],
+                pre[0],
+                f"the gold evidence alone repairs the case (the failure "
+                f"lies before generation) and the {pre[0]} swap repairs it",
+                1,
+            )
         if prompt:
-            return made("prompt", "hardened_prompt", "the gold evidence alone repairs the case "
-                        "and, of the other swaps, only the hardened prompt does", 2)
+            return made(
+                "prompt",
+                "hardened_prompt",
+                "the gold evidence alone repairs the case "
+                "and, of the other swaps, only the hardened prompt does",
+                2,
+            )
         if observed.abstain:
-            return made("generator", None, "given no context the pipeline refuses, but given "
-                        "the retrieved (irrelevant) contexts it answers: no refusal gate holds "
-                        "it back", 3)
+            return made(
+                "generator",
+                None,
+                "given no context the pipeline refuses, but given "
+                "the retrieved (irrelevant) contexts it answers: no refusal gate holds "
+                "it back",
+                3,
+            )
         if observed.gold_retrieved is False:
-            return made("retriever", None, "the gold evidence alone repairs the case, no single "
-                        "swap does, and the gold evidence was not retrieved", 4)
-        return made("undetermined", None, "the gold evidence alone repairs the case but no "
-                    "single component swap does (several components together, or distracting "
-                    "context)", 5)
+            return made(
+                "retriever",
+                None,
+                "the gold evidence alone repairs the case, no single "
+                "swap does, and the gold evidence was not retrieved",
+                4,
+            )
+        return made(
+            "undetermined",
+            None,
+            "the gold evidence alone repairs the case but no "
+            "single component swap does (several components together, or distracting "
+            "context)",
+            5,
+        )
     if oracle == "not_repaired":
         if prompt:
-            return made("prompt", "hardened_prompt", "the case fails even with the gold "
-                        "evidence, and the hardened prompt repairs it", 6)
+            return made(
+                "prompt",
+                "hardened_prompt",
+                "the case fails even with the gold evidence, and the hardened prompt repairs it",
+                6,
+            )
         if pre is not None:
-            return made(pre[1], pre[0], f"the {pre[0]} swap repairs the case (the gold evidence "
-                        "alone does not)", 7)
-        return made("generator", None, "the case fails even when the generator is handed the "
-                    "gold evidence, and no other swap repairs it", 8)
-    why = {"not_applicable": "has no gold evidence", "unsupported": "is not supported by the "
-           "pipeline", "error": "errored"}.get(oracle, oracle)
+            return made(
+                pre[1],
+                pre[0],
+                f"the {pre[0]} swap repairs the case (the gold evidence alone does not)",
+                7,
+            )
+        return made(
+            "generator",
+            None,
+            "the case fails even when the generator is handed the "
+            "gold evidence, and no other swap repairs it",
+            8,
+        )
+    why = {
+        "not_applicable": "has no gold evidence",
+        "unsupported": "is not supported by the pipeline",
+        "error": "errored",
+    }.get(oracle, oracle)
     if pre is not None or prompt:
         swap, cause = pre if pre is not None else ("hardened_prompt", "prompt")
         return made(cause, swap, f"the {swap} swap repairs the case (the oracle context {why})", 9)
     ran = [s for s, o in outcomes.items() if o in ("repaired", "not_repaired")]
     if not ran:
         if observed.gold_retrieved is False:
-            return made("retriever", None, "observed: no swap could run, and the gold evidence "
-                        "is not among the retrieved contexts", 10, "observed")
+            return made(
+                "retriever",
+                None,
+                "observed: no swap could run, and the gold evidence "
+                "is not among the retrieved contexts",
+                10,
+                "observed",
+            )
         if (observed.gold_retrieved or observed.abstain) and observed.answer_supported is False:
-            return made("generator", None, "observed: no swap could run, and the answer is not "
-                        "supported by the retrieved contexts" + (
-                            "" if observed.abstain else ", though they hold the gold evidence"),
-                        10, "observed")
-        return made("undetermined", None, "no swap could run (the oracle context "
-                    f"{why}) and the outputs alone do not single out a component", 10, "observed")
-    return made("undetermined", None, f"no swap repairs the case and the oracle context {why}, "
-                "so generation cannot be tested apart", 11)
+            return made(
+                "generator",
+                None,
+                "observed: no swap could run, and the answer is not "
+                "supported by the retrieved contexts"
+                + ("" if observed.abstain else ", though they hold the gold evidence"),
+                10,
+                "observed",
+            )
+        return made(
+            "undetermined",
+            None,
+            "no swap could run (the oracle context "
+            f"{why}) and the outputs alone do not single out a component",
+            10,
+            "observed",
+        )
+    return made(
+        "undetermined",
+        None,
+        f"no swap repairs the case and the oracle context {why}, "
+        "so generation cannot be tested apart",
+        11,
+    )

@@ -33,25 +33,33 @@ retrieved documents; the answer *supported* when at least ``SUPPORT`` of its con
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from probeguard.attribution.config import AttributionConfig
 from probeguard.attribution.decide import CAUSES, Observed, decide
-from probeguard.attribution.recommend import (CaseFacts, recommend, top_fixes,
-                                              trusted_source_globs)
+from probeguard.attribution.recommend import CaseFacts, recommend, top_fixes, trusted_source_globs
 from probeguard.attribution.swaps import SwapPlan, plan_swap
-from probeguard.core.documents import Document
 from probeguard.core.cases import Case
-from probeguard.core.records import (Attribution, CaseRecord, ProbeGroup, SwapOutcome, SwapRun)
+from probeguard.core.documents import Document
+from probeguard.core.pipeline import ORACLE_DOC_ID, Capability, PipelineOutput
+from probeguard.core.records import Attribution, CaseRecord, ProbeGroup, SwapOutcome, SwapRun
 from probeguard.metrics.gate import best_gate, gate_scores
 from probeguard.metrics.golden import score_golden_record
-from probeguard.core.pipeline import ORACLE_DOC_ID, Capability, PipelineOutput
-from probeguard.probes.base import JudgeContext, Probe, ProbeContext, group_records
 from probeguard.nlp.text import CITATION_MARKER, content_words
+from probeguard.probes.base import JudgeContext, Probe, ProbeContext, group_records
 
-__all__ = ["AttributionResult", "Failure", "SUPPORT", "attribute", "failing_roles",
-           "find_failures", "observe", "summarize_attribution"]
+__all__ = [
+    "AttributionResult",
+    "Failure",
+    "SUPPORT",
+    "attribute",
+    "failing_roles",
+    "find_failures",
+    "observe",
+    "summarize_attribution",
+]
 
 SUPPORT = 0.75
 """Least share of the answer's content words found in the contexts for it to be supported."""
@@ -72,8 +80,9 @@ class Failure:
     evidence: dict[str, Any] = field(default_factory=dict)
 
 
-def failing_roles(probe: str, evidence: Mapping[str, Any],
-                  by_role: Mapping[str, CaseRecord]) -> tuple[str, ...]:
+def failing_roles(
+    probe: str, evidence: Mapping[str, Any], by_role: Mapping[str, CaseRecord]
+) -> tuple[str, ...]:
     """The roles that made a group fail (table in the module docstring)."""
     roles: list[str]
     if probe == "chunk_fracture":
@@ -96,12 +105,15 @@ def failing_roles(probe: str, evidence: Mapping[str, Any],
     return tuple(r for r in roles if r in by_role and by_role[r].output is not None)
 
 
-def find_failures(records: Sequence[CaseRecord], groups: Sequence[ProbeGroup],
-                  probes: Sequence[Probe]) -> list[Failure]:
+def find_failures(
+    records: Sequence[CaseRecord], groups: Sequence[ProbeGroup], probes: Sequence[Probe]
+) -> list[Failure]:
     """Failed golden cases (record order), then failed probe groups (group order)."""
-    out = [Failure("golden", "golden", r.case.id, {"case": r}, ("case",))
-           for r in records if r.case.probe == "golden" and r.output is not None
-           and r.verdict.get("passed") is False]
+    out = [
+        Failure("golden", "golden", r.case.id, {"case": r}, ("case",))
+        for r in records
+        if r.case.probe == "golden" and r.output is not None and r.verdict.get("passed") is False
+    ]
     by_name = {p.name: p for p in probes}
     grouped = {name: group_records(records, name) for name in by_name}
     for g in groups:
@@ -110,8 +122,17 @@ def find_failures(records: Sequence[CaseRecord], groups: Sequence[ProbeGroup],
         by_role = grouped[g.probe].get(g.group, {})
         roles = failing_roles(g.probe, g.evidence, by_role)
         if roles:
-            out.append(Failure("probe", g.probe, g.group, dict(by_role), roles,
-                               by_name[g.probe], dict(g.evidence)))
+            out.append(
+                Failure(
+                    "probe",
+                    g.probe,
+                    g.group,
+                    dict(by_role),
+                    roles,
+                    by_name[g.probe],
+                    dict(g.evidence),
+                )
+            )
     return out
 
 
@@ -122,15 +143,13 @@ def observe(record: CaseRecord) -> Observed:
     if out is None:
         return Observed(abstain=exp.mode == "abstain")
     docs = [r.doc_id for r in out.retrieved]
-    gold = (any(d in exp.evidence_doc_ids for d in docs)
-            if exp.evidence_doc_ids and docs else None)
+    gold = any(d in exp.evidence_doc_ids for d in docs) if exp.evidence_doc_ids and docs else None
     words = content_words(CITATION_MARKER.sub(" ", out.answer))
     supported = None
     if words and out.retrieved and not out.refused:
         vocab = set(content_words(" ".join(r.text for r in out.retrieved)))
         supported = sum(w in vocab for w in words) / len(words) >= SUPPORT
-    return Observed(abstain=exp.mode == "abstain", gold_retrieved=gold,
-                    answer_supported=supported)
+    return Observed(abstain=exp.mode == "abstain", gold_retrieved=gold, answer_supported=supported)
 
 
 @dataclass
@@ -141,35 +160,51 @@ class AttributionResult:
 
 def _swap_case(case: Case, plan: SwapPlan) -> Case:
     assert plan.variation is not None
-    return case.model_copy(update={
-        "id": f"attribution:{plan.name}:{case.id}", "variation": plan.variation,
-        "meta": {**case.meta, "attribution": {"swap": plan.name, "of": case.id}}})
+    return case.model_copy(
+        update={
+            "id": f"attribution:{plan.name}:{case.id}",
+            "variation": plan.variation,
+            "meta": {**case.meta, "attribution": {"swap": plan.name, "of": case.id}},
+        }
+    )
 
 
 def _relabel_oracle(record: CaseRecord, gold: Sequence[str]) -> CaseRecord:
     out = record.output
     if out is None or not gold:
         return record
-    retrieved = [r.model_copy(update={"doc_id": gold[i]})
-                 if r.doc_id == ORACLE_DOC_ID and i < len(gold) else r
-                 for i, r in enumerate(sorted(out.retrieved, key=lambda r: r.rank))]
+    retrieved = [
+        r.model_copy(update={"doc_id": gold[i]})
+        if r.doc_id == ORACLE_DOC_ID and i < len(gold)
+        else r
+        for i, r in enumerate(sorted(out.retrieved, key=lambda r: r.rank))
+    ]
     return record.model_copy(update={"output": out.model_copy(update={"retrieved": retrieved})})
 
 
 def _scalars(evidence: Mapping[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in evidence.items()
-            if isinstance(v, (str, int, float, bool)) or v is None
-            or (isinstance(v, list) and all(isinstance(x, (str, int)) for x in v))}
+    return {
+        k: v
+        for k, v in evidence.items()
+        if isinstance(v, (str, int, float, bool))
+        or v is None
+        or (isinstance(v, list) and all(isinstance(x, (str, int)) for x in v))
+    }
 
 
 def _run_evidence(record: CaseRecord) -> SwapRun:
     out: PipelineOutput | None = record.output
-    return SwapRun(case_id=record.case.id, of=str(record.case.meta["attribution"]["of"]),
-                   call_key=record.call_key,
-                   answer=out.answer if out is not None else None,
-                   refused=out.refused if out is not None else None,
-                   retrieved_doc_ids=[r.doc_id for r in sorted(out.retrieved, key=lambda r: r.rank)]
-                   if out is not None else [], error=record.error)
+    return SwapRun(
+        case_id=record.case.id,
+        of=str(record.case.meta["attribution"]["of"]),
+        call_key=record.call_key,
+        answer=out.answer if out is not None else None,
+        refused=out.refused if out is not None else None,
+        retrieved_doc_ids=[r.doc_id for r in sorted(out.retrieved, key=lambda r: r.rank)]
+        if out is not None
+        else [],
+        error=record.error,
+    )
 
 
 def _combine(plans: Sequence[SwapPlan]) -> tuple[str, str]:
@@ -181,35 +216,56 @@ def _combine(plans: Sequence[SwapPlan]) -> tuple[str, str]:
     return status, next(p.reason for p in plans if p.status == status)
 
 
-def _facts(failure: Failure, plans: Mapping[str, list[SwapPlan]],
-           documents: Mapping[str, Document], pipeline_config: Mapping[str, Any],
-           calibrated_gate: Mapping[str, Any] | None = None,
-           trusted_sources: tuple[str, ...] = ()) -> CaseFacts:
+def _facts(
+    failure: Failure,
+    plans: Mapping[str, list[SwapPlan]],
+    documents: Mapping[str, Document],
+    pipeline_config: Mapping[str, Any],
+    calibrated_gate: Mapping[str, Any] | None = None,
+    trusted_sources: tuple[str, ...] = (),
+) -> CaseFacts:
     record = failure.records[failure.roles[0]]
     case = record.case
     removed = [d for p in plans.get("clean_corpus", []) for d in p.removed_doc_ids]
-    statuses = tuple(sorted({str(documents[d].metadata.get("status", ""))
-                             for d in removed if d in documents}))
+    statuses = tuple(
+        sorted({str(documents[d].metadata.get("status", "")) for d in removed if d in documents})
+    )
     out = record.output
     scores = [r.score for r in out.retrieved if r.score is not None] if out else []
-    backend = case.variation.retrieval.get("mode") or (pipeline_config.get("retriever") or {}
-                                                      ).get("name")
-    kind = case.meta.get("kind") or case.meta.get("style") or (
-        failure.roles[0] if failure.probe == "corpus_contradiction" else None)
-    return CaseFacts(probe=failure.probe, attack_type=case.meta.get("attack_type"),
-                     kind=str(kind) if kind else None, abstain=case.expected.mode == "abstain",
-                     removed_statuses=statuses, top_score=max(scores) if scores else None,
-                     backend=backend, pipeline=pipeline_config,
-                     calibrated_gate=dict(calibrated_gate) if calibrated_gate else None,
-                     trusted_sources=trusted_sources)
+    backend = case.variation.retrieval.get("mode") or (pipeline_config.get("retriever") or {}).get(
+        "name"
+    )
+    kind = (
+        case.meta.get("kind")
+        or case.meta.get("style")
+        or (failure.roles[0] if failure.probe == "corpus_contradiction" else None)
+    )
+    return CaseFacts(
+        probe=failure.probe,
+        attack_type=case.meta.get("attack_type"),
+        kind=str(kind) if kind else None,
+        abstain=case.expected.mode == "abstain",
+        removed_statuses=statuses,
+        top_score=max(scores) if scores else None,
+        backend=backend,
+        pipeline=pipeline_config,
+        calibrated_gate=dict(calibrated_gate) if calibrated_gate else None,
+        trusted_sources=trusted_sources,
+    )
 
 
-def attribute(records: Sequence[CaseRecord], groups: Sequence[ProbeGroup],
-              probes: Sequence[Probe], ctx: ProbeContext, runner: Any,
-              config: AttributionConfig | None = None, *,
-              capabilities: frozenset[Capability] | None = None,
-              pipeline_config: Mapping[str, Any] | None = None,
-              jctx: JudgeContext | None = None) -> AttributionResult:
+def attribute(
+    records: Sequence[CaseRecord],
+    groups: Sequence[ProbeGroup],
+    probes: Sequence[Probe],
+    ctx: ProbeContext,
+    runner: Any,
+    config: AttributionConfig | None = None,
+    *,
+    capabilities: frozenset[Capability] | None = None,
+    pipeline_config: Mapping[str, Any] | None = None,
+    jctx: JudgeContext | None = None,
+) -> AttributionResult:
     """Attribute the failures among ``records``/``groups`` (module docstring). ``runner``
     is a ``Runner`` over the scanned pipeline; it makes every re-run, in one ``run`` call."""
     config = config or AttributionConfig()
@@ -222,7 +278,7 @@ def attribute(records: Sequence[CaseRecord], groups: Sequence[ProbeGroup],
     calibrated = best_gate(*gate_scores(records))
     trusted = trusted_source_globs([d.source for d in ctx.documents])
     failures = find_failures(records, groups, probes)
-    chosen = failures[:config.max_cases] if config.enabled else []
+    chosen = failures[: config.max_cases] if config.enabled else []
     planned: list[dict[str, list[SwapPlan]]] = []
     cases: dict[str, Case] = {}
     for failure in chosen:
@@ -231,9 +287,15 @@ def attribute(records: Sequence[CaseRecord], groups: Sequence[ProbeGroup],
             for role in failure.roles:
                 record = failure.records[role]
                 named = [str(d) for d in (record.case.meta.get("premise_doc_id"),) if d]
-                plan = plan_swap(name, record.case, documents=documents, capabilities=caps,
-                                 top_k=ctx.top_k, named_conflicts=named,
-                                 retrieved=record.output.retrieved if record.output else ())
+                plan = plan_swap(
+                    name,
+                    record.case,
+                    documents=documents,
+                    capabilities=caps,
+                    top_k=ctx.top_k,
+                    named_conflicts=named,
+                    retrieved=record.output.retrieved if record.output else (),
+                )
                 plans.setdefault(name, []).append(plan)
             if _combine(plans[name])[0] == "run":
                 for role, plan in zip(failure.roles, plans[name]):
@@ -261,45 +323,84 @@ def attribute(records: Sequence[CaseRecord], groups: Sequence[ProbeGroup],
             removed = sorted({d for p in role_plans for d in p.removed_doc_ids})
             errors = [r.error for r in swapped.values() if r.error is not None]
             if errors:
-                outcome = ("unsupported" if errors[0].type == "UnsupportedCapabilityError"
-                           else "error")
+                outcome = (
+                    "unsupported" if errors[0].type == "UnsupportedCapabilityError" else "error"
+                )
                 outcomes[name] = outcome
-                evidence.append(SwapOutcome(swap=name, outcome=outcome, runs=runs,
-                                            removed_doc_ids=removed,
-                                            reason=f"{errors[0].type}: {errors[0].message}"))
+                evidence.append(
+                    SwapOutcome(
+                        swap=name,
+                        outcome=outcome,
+                        runs=runs,
+                        removed_doc_ids=removed,
+                        reason=f"{errors[0].type}: {errors[0].message}",
+                    )
+                )
                 continue
             if failure.kind == "golden":
                 judged = score_golden_record(swapped["case"])
                 repaired = judged.get("passed") is True
             else:
                 assert failure.probe_obj is not None
-                verdict = failure.probe_obj.judge(failure.group,
-                                                  {**failure.records, **swapped}, jctx)
+                verdict = failure.probe_obj.judge(
+                    failure.group, {**failure.records, **swapped}, jctx
+                )
                 judged = {"failed": verdict.failed, **_scalars(verdict.evidence)}
                 repaired = verdict.failed is False
             outcomes[name] = "repaired" if repaired else "not_repaired"
-            evidence.append(SwapOutcome(swap=name, outcome=outcomes[name], runs=runs,
-                                        removed_doc_ids=removed, judged=judged))
+            evidence.append(
+                SwapOutcome(
+                    swap=name,
+                    outcome=outcomes[name],
+                    runs=runs,
+                    removed_doc_ids=removed,
+                    judged=judged,
+                )
+            )
         observed = observe(failure.records[failure.roles[0]])
         decision = decide(outcomes, observed)
-        rec = recommend(decision.cause, _facts(failure, plans, documents, pcfg, calibrated, trusted))
-        entries.append(Attribution(
-            kind=failure.kind, probe=failure.probe, group=failure.group,  # type: ignore[arg-type]
-            case_ids=[failure.records[r].case.id for r in failure.roles],
-            cause=decision.cause, also=list(decision.also), reason=decision.reason,  # type: ignore[arg-type]
-            basis=decision.basis, row=decision.row, notes=list(decision.notes),  # type: ignore[arg-type]
-            observed={"abstain": observed.abstain, "gold_retrieved": observed.gold_retrieved,
-                      "answer_supported": observed.answer_supported},
-            swaps=evidence, recommendation=rec.as_dict() if rec else None))
-    summary = summarize_attribution(entries, failures=len(failures), config=config,
-                                    reruns=len(cases),
-                                    calls=result.stats.calls if result is not None else 0)
+        rec = recommend(
+            decision.cause, _facts(failure, plans, documents, pcfg, calibrated, trusted)
+        )
+        entries.append(
+            Attribution(
+                kind=failure.kind,
+                probe=failure.probe,
+                group=failure.group,  # type: ignore[arg-type]
+                case_ids=[failure.records[r].case.id for r in failure.roles],
+                cause=decision.cause,
+                also=list(decision.also),
+                reason=decision.reason,  # type: ignore[arg-type]
+                basis=decision.basis,
+                row=decision.row,
+                notes=list(decision.notes),  # type: ignore[arg-type]
+                observed={
+                    "abstain": observed.abstain,
+                    "gold_retrieved": observed.gold_retrieved,
+                    "answer_supported": observed.answer_supported,
+                },
+                swaps=evidence,
+                recommendation=rec.as_dict() if rec else None,
+            )
+        )
+    summary = summarize_attribution(
+        entries,
+        failures=len(failures),
+        config=config,
+        reruns=len(cases),
+        calls=result.stats.calls if result is not None else 0,
+    )
     return AttributionResult(entries, summary)
 
 
-def summarize_attribution(entries: Sequence[Attribution], *, failures: int,
-                          config: AttributionConfig, reruns: int = 0, calls: int = 0
-                          ) -> dict[str, Any]:
+def summarize_attribution(
+    entries: Sequence[Attribution],
+    *,
+    failures: int,
+    config: AttributionConfig,
+    reruns: int = 0,
+    calls: int = 0,
+) -> dict[str, Any]:
     """``summary["attribution"]``: counts per cause (overall and per probe), the swaps that
     could not run, and the top fixes."""
     counts = {c: sum(1 for e in entries if e.cause == c) for c in CAUSES}
@@ -313,8 +414,17 @@ def summarize_attribution(entries: Sequence[Attribution], *, failures: int,
             if s.outcome in ("not_applicable", "unsupported", "error"):
                 row = not_run.setdefault(s.swap, {})
                 row[s.outcome] = row.get(s.outcome, 0) + 1
-    return {"enabled": config.enabled, "failures": failures, "attributed": len(entries),
-            "skipped": max(0, failures - len(entries)), "max_cases": config.max_cases,
-            "swaps": list(config.swaps), "reruns": reruns, "calls": calls,
-            "causes": counts, "per_probe": per_probe, "swaps_not_run": not_run,
-            "top_fixes": top_fixes([e.recommendation for e in entries])}
+    return {
+        "enabled": config.enabled,
+        "failures": failures,
+        "attributed": len(entries),
+        "skipped": max(0, failures - len(entries)),
+        "max_cases": config.max_cases,
+        "swaps": list(config.swaps),
+        "reruns": reruns,
+        "calls": calls,
+        "causes": counts,
+        "per_probe": per_probe,
+        "swaps_not_run": not_run,
+        "top_fixes": top_fixes([e.recommendation for e in entries]),
+    }

@@ -29,8 +29,9 @@ pipeline. The choice per cause:
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 __all__ = ["Recommendation", "recommend"]
 
@@ -52,8 +53,7 @@ class Recommendation:
         """Identity for counting the same fix across cases."""
         import json
 
-        return json.dumps([self.cause, self.title, self.config_patch], sort_keys=True,
-                          default=str)
+        return json.dumps([self.cause, self.title, self.config_patch], sort_keys=True, default=str)
 
 
 @dataclass(frozen=True)
@@ -104,11 +104,14 @@ def _chunker(f: CaseFacts) -> Recommendation:
         patch = {"name": "sentences", "max_tokens": 128}
         title = "Sentence-aware chunking"
     return Recommendation(
-        "chunker", title, {f"{REF}.chunker": patch},
+        "chunker",
+        title,
+        {f"{REF}.chunker": patch},
         "Chunk along sentence boundaries with overlap between chunks, so that an answer "
         "sentence is never split from the words the question matches.",
         "whole-document retrieval repairs the failure: the answer is split or buried by the "
-        "chunking")
+        "chunking",
+    )
 
 
 def _retriever(f: CaseFacts) -> Recommendation:
@@ -125,56 +128,79 @@ def _retriever(f: CaseFacts) -> Recommendation:
         patch[f"{REF}.defences.query_expansion"] = True
         title += " with query expansion"
     return Recommendation(
-        "retriever", title, patch,
+        "retriever",
+        title,
+        patch,
         "Combine keyword and embedding retrieval (hybrid), re-rank the candidates, and expand "
         "queries with synonyms so reworded questions still find their evidence.",
         "better retrieval (or the gold evidence itself) repairs the failure: the evidence "
-        "does not reach the generator")
+        "does not reach the generator",
+    )
 
 
 def _corpus(f: CaseFacts) -> Recommendation:
     statuses = {s.lower() for s in f.removed_statuses}
     if f.probe in ("prompt_hijack", "corpus_poisoning") or f.attack_type == "prompt_injection":
-        patch: dict[str, Any] = {f"{REF}.defences.default_trust": 0.25,
-                                 f"{REF}.defences.sanitise": True}
+        patch: dict[str, Any] = {
+            f"{REF}.defences.default_trust": 0.25,
+            f"{REF}.defences.sanitise": True,
+        }
         if f.trusted_sources:
             patch[f"{REF}.defences.trust_tiers"] = {glob: 1.0 for glob in f.trusted_sources}
         return Recommendation(
-            "corpus", "Source trust tiers and instruction sanitising", patch,
+            "corpus",
+            "Source trust tiers and instruction sanitising",
+            patch,
             "Weight documents by provenance (vetted sources first, unknown sources demoted or "
             "dropped) and strip instruction-like sentences from retrieved text.",
             "removing the injected documents repairs the failure: untrusted content steers "
-            "the answer")
+            "the answer",
+        )
     if f.kind == "near_duplicate" or "draft" in statuses or f.attack_type == "citation_trap":
         return Recommendation(
-            "corpus", "Near-duplicate suppression", {f"{REF}.defences.dedupe": True},
+            "corpus",
+            "Near-duplicate suppression",
+            {f"{REF}.defences.dedupe": True},
             "Detect near-duplicate documents at ingestion or retrieval and keep only the "
             "authoritative copy.",
-            "removing a near-duplicate that differs in one fact repairs the failure")
-    if statuses & {"archived", "superseded", "deprecated", "obsolete"} or \
-            f.attack_type == "temporal_conflict":
+            "removing a near-duplicate that differs in one fact repairs the failure",
+        )
+    if (
+        statuses & {"archived", "superseded", "deprecated", "obsolete"}
+        or f.attack_type == "temporal_conflict"
+    ):
         return Recommendation(
-            "corpus", "Date-aware ranking of archived documents",
+            "corpus",
+            "Date-aware ranking of archived documents",
             {f"{REF}.defences.demote_archived": True},
             "Rank current documents above archived or superseded versions (or filter them out "
             "by status metadata).",
-            "masking the archived version repairs the failure: an outdated document wins")
+            "masking the archived version repairs the failure: an outdated document wins",
+        )
     return Recommendation(
-        "corpus", "Conflict detection", {f"{REF}.defences.conflict": "refuse"},
+        "corpus",
+        "Conflict detection",
+        {f"{REF}.defences.conflict": "refuse"},
         "Refuse (or flag for review) answers when two retrieved documents disagree on a number "
         "or date, and fix the conflicting source.",
         "removing the conflicting documents repairs the failure; refusing on a conflict trades "
-        "some answers for refusals (verify with probeguard fix)")
+        "some answers for refusals (verify with probeguard fix)",
+    )
 
 
 def _prompt(f: CaseFacts) -> Recommendation:
     return Recommendation(
-        "prompt", "Spotlight retrieved text and strip embedded instructions",
-        {f"{REF}.prompt": "hardened", f"{REF}.defences.spotlight": True,
-         f"{REF}.defences.sanitise": True},
+        "prompt",
+        "Spotlight retrieved text and strip embedded instructions",
+        {
+            f"{REF}.prompt": "hardened",
+            f"{REF}.defences.spotlight": True,
+            f"{REF}.defences.sanitise": True,
+        },
         "Mark retrieved text as untrusted data in the prompt, tell the model to ignore "
         "instructions inside it, and remove instruction-like sentences before generation.",
-        "the hardened prompt repairs the failure")
+        "the hardened prompt repairs the failure",
+    )
 
 
 def _generator(f: CaseFacts) -> Recommendation:
@@ -184,32 +210,42 @@ def _generator(f: CaseFacts) -> Recommendation:
         if gate is not None and gate.get("youden_j", 0.0) > 0.0:
             threshold = float(gate["min_score"])
             return Recommendation(
-                "generator", f"Refusal gate for the {backend} backend",
+                "generator",
+                f"Refusal gate for the {backend} backend",
                 {f"{REF}.defences.gate": {backend: threshold}},
                 "Refuse when the best retrieval score is below a threshold calibrated per "
                 "retrieval backend on answerable and unanswerable questions.",
                 f"calibrated on this run (Youden's J {gate['youden_j']:.2f}): refuses "
                 f"{_share(gate['abstention'])} of unanswerable and "
-                f"{_share(gate['false_refusal'])} of answerable golden questions")
+                f"{_share(gate['false_refusal'])} of answerable golden questions",
+            )
         score = f.top_score
-        value = (math.floor(score * 100 + 1) / 100) if score is not None and math.isfinite(
-            score) else None
+        value = (
+            (math.floor(score * 100 + 1) / 100)
+            if score is not None and math.isfinite(score)
+            else None
+        )
         return Recommendation(
-            "generator", f"Refusal gate for the {backend} backend",
+            "generator",
+            f"Refusal gate for the {backend} backend",
             {f"{REF}.defences.gate": {backend: value}},
             "Refuse when the best retrieval score is below a threshold calibrated per retrieval "
             "backend on answerable and unanswerable questions.",
             "the pipeline answers an unanswerable question from irrelevant context; the gate "
             "value sits just above this case's top score (calibrate it on benign controls "
-            "before use)" if value is not None else
-            "the pipeline answers an unanswerable question; calibrate the gate on benign "
-            "controls")
+            "before use)"
+            if value is not None
+            else "the pipeline answers an unanswerable question; calibrate the gate on benign "
+            "controls",
+        )
     return Recommendation(
-        "generator", "Grounding check (and a stronger model)",
+        "generator",
+        "Grounding check (and a stronger model)",
         {f"{REF}.defences.grounding": "refuse"},
         "Verify that each answer is supported by the retrieved context and refuse otherwise; "
         "consider a stronger generation model.",
-        "the case fails even with the gold evidence in hand: generation is at fault")
+        "the case fails even with the gold evidence in hand: generation is at fault",
+    )
 
 
 def _share(estimate: Mapping[str, Any]) -> str:
@@ -217,8 +253,13 @@ def _share(estimate: Mapping[str, Any]) -> str:
     return "n/a" if value is None or value != value else f"{value:.2f} (n={estimate['n']})"
 
 
-_BY_CAUSE = {"chunker": _chunker, "retriever": _retriever, "corpus": _corpus,
-             "prompt": _prompt, "generator": _generator}
+_BY_CAUSE = {
+    "chunker": _chunker,
+    "retriever": _retriever,
+    "corpus": _corpus,
+    "prompt": _prompt,
+    "generator": _generator,
+}
 
 
 def recommend(cause: str, facts: CaseFacts = CaseFacts()) -> Recommendation | None:
@@ -227,8 +268,9 @@ def recommend(cause: str, facts: CaseFacts = CaseFacts()) -> Recommendation | No
     return make(facts) if make is not None else None
 
 
-def top_fixes(recommendations: Sequence[dict[str, Any] | None], limit: int = 5
-              ) -> list[dict[str, Any]]:
+def top_fixes(
+    recommendations: Sequence[dict[str, Any] | None], limit: int = 5
+) -> list[dict[str, Any]]:
     """The distinct recommendations, most frequent first (ties by title), with ``cases``."""
     import json
 
@@ -236,8 +278,9 @@ def top_fixes(recommendations: Sequence[dict[str, Any] | None], limit: int = 5
     for rec in recommendations:
         if not rec:
             continue
-        key = json.dumps([rec["cause"], rec["title"], rec["config_patch"]], sort_keys=True,
-                         default=str)
+        key = json.dumps(
+            [rec["cause"], rec["title"], rec["config_patch"]], sort_keys=True, default=str
+        )
         n, _ = counts.get(key, (0, rec))
         counts[key] = (n + 1, rec)
     ranked = sorted(counts.values(), key=lambda x: (-x[0], x[1]["title"]))

@@ -23,19 +23,31 @@ that has nothing to change is *not applicable*. Both carry the reason.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
-from probeguard.core.documents import Document
 from probeguard.core.cases import Case
+from probeguard.core.documents import Document
 from probeguard.core.pipeline import Capability, RetrievedChunk, Variation
 from probeguard.pipeline.defences.archive import OUTDATED_STATUSES
 
-__all__ = ["SWAPS", "SwapPlan", "CONFLICT_STATUSES", "conflicting_docs", "defences_supported",
-           "plan_swap"]
+__all__ = [
+    "SWAPS",
+    "SwapPlan",
+    "CONFLICT_STATUSES",
+    "conflicting_docs",
+    "defences_supported",
+    "plan_swap",
+]
 
-SWAPS: tuple[str, ...] = ("oracle_context", "whole_document", "better_retrieval",
-                          "clean_corpus", "hardened_prompt")
+SWAPS: tuple[str, ...] = (
+    "oracle_context",
+    "whole_document",
+    "better_retrieval",
+    "clean_corpus",
+    "hardened_prompt",
+)
 """Every swap, in the order they are planned and reported."""
 
 CONFLICT_STATUSES = OUTDATED_STATUSES
@@ -81,9 +93,12 @@ def _is_conflicting(doc: Document) -> bool:
     return status in CONFLICT_STATUSES or bool(doc.metadata.get("superseded_by"))
 
 
-def conflicting_docs(case: Case, documents: Mapping[str, Document],
-                     retrieved: Sequence[RetrievedChunk] = (),
-                     named: Iterable[str] = ()) -> tuple[str, ...]:
+def conflicting_docs(
+    case: Case,
+    documents: Mapping[str, Document],
+    retrieved: Sequence[RetrievedChunk] = (),
+    named: Iterable[str] = (),
+) -> tuple[str, ...]:
     """Corpus documents that compete with the gold evidence, to mask for a clean corpus:
 
     * ``named``: documents a probe's evidence names (e.g. a premise's source);
@@ -100,8 +115,9 @@ def conflicting_docs(case: Case, documents: Mapping[str, Document],
         doc = documents.get(g)
         linked = _linked(doc) if doc is not None else set()
         linked |= {i for i, d in documents.items() if g in _linked(d)}
-        out |= {i for i in linked if i not in gold and i in documents
-                and _is_conflicting(documents[i])}
+        out |= {
+            i for i in linked if i not in gold and i in documents and _is_conflicting(documents[i])
+        }
     for r in retrieved:
         doc = documents.get(r.doc_id)
         if doc is not None and r.doc_id not in gold and _is_conflicting(doc):
@@ -113,19 +129,30 @@ def _fields(v: Variation) -> dict[str, Any]:
     return {name: getattr(v, name) for name in Variation.model_fields}
 
 
-def _check(name: str, variation: Variation, capabilities: frozenset[Capability],
-           **kw: Any) -> SwapPlan:
+def _check(
+    name: str, variation: Variation, capabilities: frozenset[Capability], **kw: Any
+) -> SwapPlan:
     missing = variation.required_capabilities() - capabilities
     if missing:
-        return SwapPlan(name, "unsupported", reason="the pipeline lacks the capabilities "
-                        + ", ".join(sorted(str(m) for m in missing)))
+        return SwapPlan(
+            name,
+            "unsupported",
+            reason="the pipeline lacks the capabilities "
+            + ", ".join(sorted(str(m) for m in missing)),
+        )
     return SwapPlan(name, "run", variation, **kw)
 
 
-def plan_swap(name: str, case: Case, *, documents: Mapping[str, Document],
-              capabilities: frozenset[Capability], top_k: int,
-              retrieved: Sequence[RetrievedChunk] = (),
-              named_conflicts: Iterable[str] = ()) -> SwapPlan:
+def plan_swap(
+    name: str,
+    case: Case,
+    *,
+    documents: Mapping[str, Document],
+    capabilities: frozenset[Capability],
+    top_k: int,
+    retrieved: Sequence[RetrievedChunk] = (),
+    named_conflicts: Iterable[str] = (),
+) -> SwapPlan:
     """The swap ``name`` for ``case`` (rules in the module docstring)."""
     base = _fields(case.variation)
     defences = defences_supported(capabilities)
@@ -136,19 +163,33 @@ def plan_swap(name: str, case: Case, *, documents: Mapping[str, Document],
         else:
             found = [documents[d] for d in case.expected.evidence_doc_ids if d in documents]
             if not found:
-                return SwapPlan(name, "not_applicable",
-                                reason="the case names no gold evidence document in the corpus")
+                return SwapPlan(
+                    name,
+                    "not_applicable",
+                    reason="the case names no gold evidence document in the corpus",
+                )
             texts, ids = tuple(d.text for d in found), tuple(d.id for d in found)
-        v = Variation(**{**base, "contexts": texts, "overlay": (), "exclude_doc_ids": (),
-                         "chunking": None, "retrieval": {}})
+        v = Variation(
+            **{
+                **base,
+                "contexts": texts,
+                "overlay": (),
+                "exclude_doc_ids": (),
+                "chunking": None,
+                "retrieval": {},
+            }
+        )
         return _check(name, v, capabilities, gold_doc_ids=ids)
     if name == "whole_document":
         if case.variation.chunking == "document":
             return SwapPlan(name, "not_applicable", reason="the case already uses whole documents")
         return _check(name, Variation(**{**base, "chunking": "document"}), capabilities)
     if name == "better_retrieval":
-        retrieval = {**case.variation.retrieval, "mode": "hybrid",
-                     "top_k": 2 * int(case.variation.retrieval.get("top_k", top_k))}
+        retrieval = {
+            **case.variation.retrieval,
+            "mode": "hybrid",
+            "top_k": 2 * int(case.variation.retrieval.get("top_k", top_k)),
+        }
         fields: dict[str, Any] = {**base, "retrieval": retrieval}
         if defences:
             fields["defences"] = {**base.get("defences", {}), "query_expansion": True}
@@ -157,15 +198,20 @@ def plan_swap(name: str, case: Case, *, documents: Mapping[str, Document],
         masked = conflicting_docs(case, documents, retrieved, named_conflicts)
         overlay = tuple(d.id for d in case.variation.overlay)
         if not masked and not overlay:
-            return SwapPlan(name, "not_applicable",
-                            reason="no injected or conflicting document to remove")
-        v = Variation(**{**base, "overlay": (),
-                         "exclude_doc_ids": (*case.variation.exclude_doc_ids, *masked)})
+            return SwapPlan(
+                name, "not_applicable", reason="no injected or conflicting document to remove"
+            )
+        v = Variation(
+            **{**base, "overlay": (), "exclude_doc_ids": (*case.variation.exclude_doc_ids, *masked)}
+        )
         return _check(name, v, capabilities, removed_doc_ids=tuple(sorted({*overlay, *masked})))
     if name == "hardened_prompt":
         if case.variation.retrieve_only:
-            return SwapPlan(name, "not_applicable",
-                            reason="the case reads retrieval only: the prompt cannot change it")
+            return SwapPlan(
+                name,
+                "not_applicable",
+                reason="the case reads retrieval only: the prompt cannot change it",
+            )
         fields = {**base, "prompt": "hardened"}
         if defences:
             fields["defences"] = {**base.get("defences", {}), "sanitise": True, "spotlight": True}

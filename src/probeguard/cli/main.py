@@ -12,7 +12,19 @@ from typing import Any
 import click
 
 from probeguard._version import __version__
-from probeguard.core.errors import ProbeGuardError
+from probeguard.config.loading import load_config, locate_in_file
+from probeguard.core.errors import InputError, ProbeGuardError
+from probeguard.core.io import atomic_write_text, json_safe
+from probeguard.core.records import RunLog
+from probeguard.engine.bench import hotpotqa, poisonedrag
+from probeguard.engine.evaluate import evaluate
+from probeguard.engine.fixes import parse_patch_option, verify_fixes
+from probeguard.engine.registry import parts
+from probeguard.engine.scan import scan as run_scan
+from probeguard.engine.sweep import sweep_backends
+from probeguard.metrics.thresholds import parse_threshold
+from probeguard.reports.fix_markdown import render_fix_markdown, short_estimate
+from probeguard.stats import Estimate
 
 
 def _fail(message: str) -> None:
@@ -20,10 +32,15 @@ def _fail(message: str) -> None:
     sys.exit(2)
 
 
-def _scan_config(demo: bool, config_path: Path | None, seed: int | None,
-                 concurrency: int | None, no_cache: bool, cache_dir: Path | None) -> Any:
+def _scan_config(
+    demo: bool,
+    config_path: Path | None,
+    seed: int | None,
+    concurrency: int | None,
+    no_cache: bool,
+    cache_dir: Path | None,
+) -> Any:
     """The scan config from the file (or the demo's defaults) with the CLI's overrides."""
-    from probeguard.config.loading import load_config
 
     if not demo and config_path is None:
         _fail("give --demo or --config FILE")
@@ -46,13 +63,20 @@ def _scan_config(demo: bool, config_path: Path | None, seed: int | None,
 
 _SCAN_OPTIONS = [
     click.option("--demo", is_flag=True, help="Scan the bundled demo corpus and golden questions."),
-    click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=Path),
-                 help="A YAML scan config."),
+    click.option(
+        "--config",
+        "config_path",
+        type=click.Path(dir_okay=False, path_type=Path),
+        help="A YAML scan config.",
+    ),
     click.option("--seed", type=int, help="Seed for every random choice (default 0)."),
     click.option("--concurrency", type=int, help="Pipeline calls in flight at once."),
     click.option("--no-cache", is_flag=True, help="Do not read or write the response cache."),
-    click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path),
-                 help="Response cache folder (default .probeguard-cache)."),
+    click.option(
+        "--cache-dir",
+        type=click.Path(file_okay=False, path_type=Path),
+        help="Response cache folder (default .probeguard-cache).",
+    ),
     click.option("--no-progress", is_flag=True, help="Hide the progress bar."),
 ]
 
@@ -74,16 +98,25 @@ def cli(verbose: int) -> None:
 
 @cli.command()
 @_scan_options
-@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
-              help="Run directory (default: runs/demo with --demo, else runs/latest).")
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Run directory (default: runs/demo with --demo, else runs/latest).",
+)
 @click.option("--resume", is_flag=True, help="Skip the cases an interrupted run finished.")
-def scan(demo: bool, config_path: Path | None, out_dir: Path | None, resume: bool,
-         seed: int | None, concurrency: int | None, no_cache: bool, cache_dir: Path | None,
-         no_progress: bool) -> None:
+def scan(
+    demo: bool,
+    config_path: Path | None,
+    out_dir: Path | None,
+    resume: bool,
+    seed: int | None,
+    concurrency: int | None,
+    no_cache: bool,
+    cache_dir: Path | None,
+    no_progress: bool,
+) -> None:
     """Run a scan and write run.jsonl, run.json and report.md."""
-    from probeguard.config.loading import locate_in_file
-    from probeguard.core.errors import InputError
-    from probeguard.engine.scan import scan as run_scan
 
     out = out_dir or Path("runs/demo" if demo else "runs/latest")
     try:
@@ -96,10 +129,11 @@ def scan(demo: bool, config_path: Path | None, out_dir: Path | None, resume: boo
         _fail(str(exc))
         return
     stats = result.run.stats
-    click.echo(f"{stats.cases} cases: {stats.calls} pipeline calls, {stats.cache_hits} cache hits, "
-               f"{stats.resumed} resumed, {stats.retries} retries, {stats.errors} errors "
-               f"({stats.wall_s:.1f} s)")
-    from probeguard.stats import Estimate
+    click.echo(
+        f"{stats.cases} cases: {stats.calls} pipeline calls, {stats.cache_hits} cache hits, "
+        f"{stats.resumed} resumed, {stats.retries} retries, {stats.errors} errors "
+        f"({stats.wall_s:.1f} s)"
+    )
 
     golden = result.run.summary.get("golden")
     if golden:
@@ -107,20 +141,28 @@ def scan(demo: bool, config_path: Path | None, out_dir: Path | None, resume: boo
             click.echo(f"  {key:<20} {Estimate.model_validate(golden[key]).format(3)}")
     probes = result.run.summary.get("probes", {})
     for name, summary in probes.items():
-        shown = ("skipped: " + summary["skipped"] if "skipped" in summary
-                 else Estimate.model_validate(summary["failure_rate"]).format(3)
-                 if summary["failure_rate"]["value"] is not None else "n/a")
+        shown = (
+            "skipped: " + summary["skipped"]
+            if "skipped" in summary
+            else Estimate.model_validate(summary["failure_rate"]).format(3)
+            if summary["failure_rate"]["value"] is not None
+            else "n/a"
+        )
         click.echo(f"  probe {name:<22} {shown}")
     fcs = result.run.summary.get("fcs")
     if fcs:
         value = fcs["value"]
-        click.echo(f"  FCS {'n/a' if value is None or value != value else f'{value:.3f}'}; "
-                   f"adversarial failure rate {fcs['adversarial_failure_rate']:.3f}")
+        click.echo(
+            f"  FCS {'n/a' if value is None or value != value else f'{value:.3f}'}; "
+            f"adversarial failure rate {fcs['adversarial_failure_rate']:.3f}"
+        )
     attribution = result.run.summary.get("attribution")
     if attribution and attribution.get("failures"):
         causes = ", ".join(f"{cause} {n}" for cause, n in attribution["causes"].items() if n)
-        click.echo(f"  causes of {attribution['attributed']} attributed failures: {causes}; "
-                   f"verify the fixes with: probeguard fix {result.out_dir}")
+        click.echo(
+            f"  causes of {attribution['attributed']} attributed failures: {causes}; "
+            f"verify the fixes with: probeguard fix {result.out_dir}"
+        )
     click.echo(f"report: {result.report_path}")
     click.echo(f"run log: {result.run_path}")
 
@@ -154,12 +196,24 @@ class _progress_bar:
 
 
 @cli.command(name="list")
-@click.argument("kind", required=False,
-                type=click.Choice(["chunkers", "embedders", "retrievers", "rerankers",
-                                   "generators", "pipelines", "prompts", "probes"]))
+@click.argument(
+    "kind",
+    required=False,
+    type=click.Choice(
+        [
+            "chunkers",
+            "embedders",
+            "retrievers",
+            "rerankers",
+            "generators",
+            "pipelines",
+            "prompts",
+            "probes",
+        ]
+    ),
+)
 def list_parts(kind: str | None) -> None:
     """List the parts a pipeline can be assembled from (and, later, probes and metrics)."""
-    from probeguard.engine.registry import parts
 
     for group, names in parts().items():
         if kind is None or kind == group:
@@ -174,43 +228,75 @@ def bench() -> None:
 
 
 @bench.command(name="hotpotqa")
-@click.option("--data", "data_file", type=click.Path(dir_okay=False, path_type=Path),
-              help="qa_one_turn.jsonl (default: $PROBEGUARD_SHARED_DATA/halueval/ or ../shared/data/halueval/).")
+@click.option(
+    "--data",
+    "data_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="qa_one_turn.jsonl (default: $PROBEGUARD_SHARED_DATA/halueval/ or ../shared/data/halueval/).",
+)
 @click.option("--n-docs", type=int, default=250, show_default=True)
 @click.option("--n-queries", type=int, default=50, show_default=True)
 @click.option("--seed", type=int, default=42, show_default=True)
-@click.option("--generators", default="extractive,smollm2", show_default=True,
-              help="Comma-separated: extractive, smollm2.")
+@click.option(
+    "--generators",
+    default="extractive,smollm2",
+    show_default=True,
+    help="Comma-separated: extractive, smollm2.",
+)
 @click.option("--concurrency", type=int, default=4, show_default=True)
-@click.option("--chunk-size", type=int, default=128, show_default=True,
-              help="Token-window chunk size of the reference pipeline.")
+@click.option(
+    "--chunk-size",
+    type=int,
+    default=128,
+    show_default=True,
+    help="Token-window chunk size of the reference pipeline.",
+)
 @click.option("--chunk-overlap", type=int, default=32, show_default=True)
-@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
-              default=Path("runs/bench-hotpotqa"), show_default=True)
-def bench_hotpotqa(data_file: Path | None, n_docs: int, n_queries: int, seed: int,
-                   generators: str, concurrency: int, chunk_size: int, chunk_overlap: int,
-                   out_dir: Path) -> None:
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("runs/bench-hotpotqa"),
+    show_default=True,
+)
+def bench_hotpotqa(
+    data_file: Path | None,
+    n_docs: int,
+    n_queries: int,
+    seed: int,
+    generators: str,
+    concurrency: int,
+    chunk_size: int,
+    chunk_overlap: int,
+    out_dir: Path,
+) -> None:
     """The four probes, FCS and standard evaluation on HotpotQA, per generator."""
-    from probeguard.engine.bench.hotpotqa import default_data_file, render_table, run_hotpotqa
-
-    path = data_file or default_data_file()
+    path = data_file or hotpotqa.default_data_file()
     if not path.is_file():
-        click.echo(f"skipped: HotpotQA data not found at {path} (give --data or set "
-                   "PROBEGUARD_SHARED_DATA to the folder that holds halueval/)")
+        click.echo(
+            f"skipped: HotpotQA data not found at {path} (give --data or set "
+            "PROBEGUARD_SHARED_DATA to the folder that holds halueval/)"
+        )
         return
     names = [g.strip() for g in generators.split(",") if g.strip()]
     try:
         with _progress_bar(disabled=False) as progress:
             chunker = {"name": "tokens", "size": chunk_size, "overlap": chunk_overlap}
-            rows = run_hotpotqa(path, out_dir, n_docs=n_docs, n_queries=n_queries, seed=seed,
-                                generators=names, concurrency=concurrency,
-                                reference={"chunker": chunker},
-                                progress=lambda _name, done, total: progress(done, total))
+            rows = hotpotqa.run_hotpotqa(
+                path,
+                out_dir,
+                n_docs=n_docs,
+                n_queries=n_queries,
+                seed=seed,
+                generators=names,
+                concurrency=concurrency,
+                reference={"chunker": chunker},
+                progress=lambda _name, done, total: progress(done, total),
+            )
     except ProbeGuardError as exc:
         _fail(str(exc))
         return
-    table = render_table(rows, n_docs=n_docs, n_queries=n_queries, seed=seed)
-    from probeguard.core.io import atomic_write_text
+    table = hotpotqa.render_table(rows, n_docs=n_docs, n_queries=n_queries, seed=seed)
 
     atomic_write_text(out_dir / "bench.md", table)
     click.echo(table)
@@ -218,128 +304,219 @@ def bench_hotpotqa(data_file: Path | None, n_docs: int, n_queries: int, seed: in
 
 
 @bench.command(name="poisonedrag")
-@click.option("--data-dir", type=click.Path(file_okay=False, path_type=Path),
-              help="Folder holding poisonedrag/nq.json and nq_open_oracle/ (default: "
-                   "$PROBEGUARD_SHARED_DATA or ../shared/data).")
-@click.option("--backends", default="dense,bm25,hybrid", show_default=True,
-              help="Comma-separated retrievers: dense, bm25, hybrid.")
-@click.option("--generators", default="extractive,smollm2", show_default=True,
-              help="Comma-separated: extractive, smollm2.")
-@click.option("--embedder", type=click.Choice(["minilm", "hashing"]), default="minilm",
-              show_default=True, help="Embedder of dense and hybrid retrieval.")
-@click.option("--top-k", type=int, default=5, show_default=True,
-              help="Passages retrieved (5, as in the paper).")
+@click.option(
+    "--data-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Folder holding poisonedrag/nq.json and nq_open_oracle/ (default: "
+    "$PROBEGUARD_SHARED_DATA or ../shared/data).",
+)
+@click.option(
+    "--backends",
+    default="dense,bm25,hybrid",
+    show_default=True,
+    help="Comma-separated retrievers: dense, bm25, hybrid.",
+)
+@click.option(
+    "--generators",
+    default="extractive,smollm2",
+    show_default=True,
+    help="Comma-separated: extractive, smollm2.",
+)
+@click.option(
+    "--embedder",
+    type=click.Choice(["minilm", "hashing"]),
+    default="minilm",
+    show_default=True,
+    help="Embedder of dense and hybrid retrieval.",
+)
+@click.option(
+    "--top-k",
+    type=int,
+    default=5,
+    show_default=True,
+    help="Passages retrieved (5, as in the paper).",
+)
 @click.option("--limit", type=int, help="Only the first N matched targets.")
-@click.option("--seed", type=int, default=0, show_default=True,
-              help="Seed of the bootstrap interval.")
+@click.option(
+    "--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap interval."
+)
 @click.option("--concurrency", type=int, default=4, show_default=True)
 @click.option("--no-cache", is_flag=True, help="Do not read or write the response cache.")
-@click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path),
-              help="Response cache folder (default: OUT/cache).")
+@click.option(
+    "--cache-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Response cache folder (default: OUT/cache).",
+)
 @click.option("--no-progress", is_flag=True, help="Hide the progress bar.")
-@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
-              default=Path("runs/bench-poisonedrag"), show_default=True)
-def bench_poisonedrag(data_dir: Path | None, backends: str, generators: str, embedder: str,
-                      top_k: int, limit: int | None, seed: int, concurrency: int,
-                      no_cache: bool, cache_dir: Path | None, no_progress: bool,
-                      out_dir: Path) -> None:
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("runs/bench-poisonedrag"),
+    show_default=True,
+)
+def bench_poisonedrag(
+    data_dir: Path | None,
+    backends: str,
+    generators: str,
+    embedder: str,
+    top_k: int,
+    limit: int | None,
+    seed: int,
+    concurrency: int,
+    no_cache: bool,
+    cache_dir: Path | None,
+    no_progress: bool,
+    out_dir: Path,
+) -> None:
     """PoisonedRAG's NQ attack (5 adversarial passages per target) on the reference pipeline:
     attack success rate per backend and generator, against the paper's figure."""
-    from probeguard.engine.bench.poisonedrag import (data_files, default_data_dir, render_table,
-                                              run_poisonedrag)
-    from probeguard.core.io import atomic_write_text, json_safe
 
-    root = data_dir or default_data_dir()
-    missing = [p for p in data_files(root) if not p.is_file()]
+    root = data_dir or poisonedrag.default_data_dir()
+    missing = [p for p in poisonedrag.data_files(root) if not p.is_file()]
     if missing:
-        _fail(f"PoisonedRAG data not found: looked for {', '.join(str(p) for p in missing)} "
-              "(give --data-dir or set PROBEGUARD_SHARED_DATA to the folder that holds "
-              "poisonedrag/ and nq_open_oracle/)")
+        _fail(
+            f"PoisonedRAG data not found: looked for {', '.join(str(p) for p in missing)} "
+            "(give --data-dir or set PROBEGUARD_SHARED_DATA to the folder that holds "
+            "poisonedrag/ and nq_open_oracle/)"
+        )
         return
-    split = lambda text: [s.strip() for s in text.split(",") if s.strip()]  # noqa: E731
+    split = lambda text: [s.strip() for s in text.split(",") if s.strip()]
     try:
         with _progress_bar(disabled=no_progress) as progress:
-            result = run_poisonedrag(
-                root, out_dir, backends=split(backends), generators=split(generators),
-                embedder=embedder, top_k=top_k, limit=limit, seed=seed,
+            result = poisonedrag.run_poisonedrag(
+                root,
+                out_dir,
+                backends=split(backends),
+                generators=split(generators),
+                embedder=embedder,
+                top_k=top_k,
+                limit=limit,
+                seed=seed,
                 concurrency=concurrency,
                 cache_dir=None if no_cache else (cache_dir or out_dir / "cache"),
-                progress=lambda _label, done, total: progress(done, total))
+                progress=lambda _label, done, total: progress(done, total),
+            )
     except ProbeGuardError as exc:
         _fail(str(exc))
         return
-    table = render_table(result)
+    table = poisonedrag.render_table(result)
     atomic_write_text(out_dir / "bench.md", table)
-    atomic_write_text(out_dir / "bench.json",
-                      json.dumps(json_safe(result.to_json()), indent=2, ensure_ascii=False,
-                                 allow_nan=False) + "\n")
+    atomic_write_text(
+        out_dir / "bench.json",
+        json.dumps(json_safe(result.to_json()), indent=2, ensure_ascii=False, allow_nan=False)
+        + "\n",
+    )
     click.echo(table)
     calls = sum(r.calls for r in result.rows)
     hits = sum(r.cache_hits for r in result.rows)
-    click.echo(f"{calls} pipeline calls, {hits} cache hits; table: {out_dir / 'bench.md'}; "
-               f"result: {out_dir / 'bench.json'}")
+    click.echo(
+        f"{calls} pipeline calls, {hits} cache hits; table: {out_dir / 'bench.md'}; "
+        f"result: {out_dir / 'bench.json'}"
+    )
 
 
 @cli.command()
 @_scan_options
-@click.option("--backends", default="dense,bm25,hybrid", show_default=True,
-              help="Comma-separated retrieval backends of the reference pipeline.")
-@click.option("--min-score", type=float,
-              help="Gate every backend at this retrieval score (default: no gate).")
-@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
-              default=Path("runs/backends"), show_default=True)
-def sweep(demo: bool, config_path: Path | None, seed: int | None, concurrency: int | None,
-          no_cache: bool, cache_dir: Path | None, no_progress: bool, backends: str,
-          min_score: float | None, out_dir: Path) -> None:
+@click.option(
+    "--backends",
+    default="dense,bm25,hybrid",
+    show_default=True,
+    help="Comma-separated retrieval backends of the reference pipeline.",
+)
+@click.option(
+    "--min-score", type=float, help="Gate every backend at this retrieval score (default: no gate)."
+)
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("runs/backends"),
+    show_default=True,
+)
+def sweep(
+    demo: bool,
+    config_path: Path | None,
+    seed: int | None,
+    concurrency: int | None,
+    no_cache: bool,
+    cache_dir: Path | None,
+    no_progress: bool,
+    backends: str,
+    min_score: float | None,
+    out_dir: Path,
+) -> None:
     """Scan once per retrieval backend and compare them side by side (with the min_score
     gate's behaviour on each): writes OUT/<backend>/ and OUT/comparison.md."""
-    from probeguard.config.loading import locate_in_file
-    from probeguard.core.errors import InputError
-    from probeguard.engine.sweep import sweep_backends
 
     names = [b.strip() for b in backends.split(",") if b.strip()]
     try:
         config = _scan_config(demo, config_path, seed, concurrency, no_cache, cache_dir)
         with _progress_bar(disabled=no_progress) as progress:
-            result = sweep_backends(config, out_dir, backends=names, min_score=min_score,
-                                    progress=lambda _b, done, total: progress(done, total))
+            result = sweep_backends(
+                config,
+                out_dir,
+                backends=names,
+                min_score=min_score,
+                progress=lambda _b, done, total: progress(done, total),
+            )
     except ProbeGuardError as exc:
         if isinstance(exc, InputError):
             exc = locate_in_file(exc, config_path)
         _fail(str(exc))
         return
     click.echo(result.report_path.read_text(encoding="utf-8"))
-    click.echo(f"comparison: {result.report_path}; runs: "
-               f"{', '.join(str(r.out_dir) for r in result.runs.values())}")
+    click.echo(
+        f"comparison: {result.report_path}; runs: "
+        f"{', '.join(str(r.out_dir) for r in result.runs.values())}"
+    )
 
 
 @cli.command(name="eval")
 @click.argument("dataset", type=click.Path(dir_okay=False, path_type=Path))
-@click.option("--out", "out_dir", required=True,
-              type=click.Path(file_okay=False, path_type=Path),
-              help="Folder for eval.json and eval.md.")
-@click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=Path),
-              help="A YAML config (judge, eval.thresholds, and the pipeline for records "
-                   "without an answer).")
-@click.option("--demo", is_flag=True,
-              help="Records without an answer are answered by the reference pipeline over "
-                   "the bundled demo corpus.")
-@click.option("--threshold", "thresholds", multiple=True, metavar="METRIC=VALUE",
-              help="Least acceptable mean, e.g. faithfulness=0.9 (or METRIC=off); repeatable.")
+@click.option(
+    "--out",
+    "out_dir",
+    required=True,
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Folder for eval.json and eval.md.",
+)
+@click.option(
+    "--config",
+    "config_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="A YAML config (judge, eval.thresholds, and the pipeline for records without an answer).",
+)
+@click.option(
+    "--demo",
+    is_flag=True,
+    help="Records without an answer are answered by the reference pipeline over "
+    "the bundled demo corpus.",
+)
+@click.option(
+    "--threshold",
+    "thresholds",
+    multiple=True,
+    metavar="METRIC=VALUE",
+    help="Least acceptable mean, e.g. faithfulness=0.9 (or METRIC=off); repeatable.",
+)
 @click.option("--seed", type=int, help="Seed of the bootstrap intervals (default 0).")
 @click.option("--no-cache", is_flag=True, help="Do not read or write the response cache.")
 @click.option("--no-progress", is_flag=True, help="Hide the progress bar.")
-def eval_command(dataset: Path, out_dir: Path, config_path: Path | None, demo: bool,
-                 thresholds: tuple[str, ...], seed: int | None, no_cache: bool,
-                 no_progress: bool) -> None:
+def eval_command(
+    dataset: Path,
+    out_dir: Path,
+    config_path: Path | None,
+    demo: bool,
+    thresholds: tuple[str, ...],
+    seed: int | None,
+    no_cache: bool,
+    no_progress: bool,
+) -> None:
     """Score DATASET (CSV, XLSX, JSON or JSONL records: input, answer, groundTruth,
     retrievalContext, retrievalRelevance, tags) with the standard RAG metrics; write
     OUT/eval.json and OUT/eval.md. Exit 0 when every threshold passes, 1 when one fails,
     2 on bad input."""
-    from probeguard.config.loading import load_config, locate_in_file
-    from probeguard.core.errors import InputError
-    from probeguard.engine.evaluate import evaluate
-    from probeguard.metrics.thresholds import parse_threshold
 
     overrides: dict[str, Any] = {"demo": True} if demo else {}
     if seed is not None:
@@ -369,50 +546,78 @@ def eval_command(dataset: Path, out_dir: Path, config_path: Path | None, demo: b
     click.echo(f"{data['summary']['records']} records, {data['errors']} errors")
     for name, entry in data["summary"]["metrics"].items():
         mean = entry["mean"]
-        shown = ("n/a" if mean["value"] is None else
-                 f"{mean['value']:.3f} [{mean['low']:.3f}, {mean['high']:.3f}]")
+        shown = (
+            "n/a"
+            if mean["value"] is None
+            else f"{mean['value']:.3f} [{mean['low']:.3f}, {mean['high']:.3f}]"
+        )
         check = data["thresholds"]["checks"].get(name)
         status = f"  {check['status']} (≥ {check['threshold']:.2f})" if check else ""
         click.echo(f"  {name:<22} {shown} n={mean['n']} unscored={entry['unscored']}{status}")
     click.echo(f"report: {result.report_path}")
     click.echo(f"results: {result.json_path}")
     if not result.passed:
-        click.echo("FAILED: below threshold: " + ", ".join(data["thresholds"]["failed"]),
-                   err=True)
+        click.echo("FAILED: below threshold: " + ", ".join(data["thresholds"]["failed"]), err=True)
         sys.exit(1)
 
 
 @cli.command(name="fix")
 @click.argument("run_dir", type=click.Path(path_type=Path))
-@click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=Path),
-              help="The scan's config file, instead of the one recorded in run.json (needed "
-                   "when the recorded one has redacted secrets).")
-@click.option("--combined", is_flag=True,
-              help="Also verify the fixes that help on their own, applied together.")
-@click.option("--patch", "patch_items", multiple=True, metavar="PATH=VALUE",
-              help="Also verify a fix of your own, e.g. "
-                   "'pipeline.reference.defences.gate={hybrid: 0.02}' (VALUE is YAML); "
-                   "repeatable, all together make one fix.")
-@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
-              help="Folder for fix.json and fix.md (default RUN_DIR/fix).")
+@click.option(
+    "--config",
+    "config_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="The scan's config file, instead of the one recorded in run.json (needed "
+    "when the recorded one has redacted secrets).",
+)
+@click.option(
+    "--combined",
+    is_flag=True,
+    help="Also verify the fixes that help on their own, applied together.",
+)
+@click.option(
+    "--patch",
+    "patch_items",
+    multiple=True,
+    metavar="PATH=VALUE",
+    help="Also verify a fix of your own, e.g. "
+    "'pipeline.reference.defences.gate={hybrid: 0.02}' (VALUE is YAML); "
+    "repeatable, all together make one fix.",
+)
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Folder for fix.json and fix.md (default RUN_DIR/fix).",
+)
 @click.option("--no-cache", is_flag=True, help="Do not read or write the response cache.")
-@click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path),
-              help="Response cache folder (default: the scan's).")
-@click.option("--fail-on-unverified", is_flag=True,
-              help="Exit 1 when a fix that could be verified is not (for CI).")
+@click.option(
+    "--cache-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Response cache folder (default: the scan's).",
+)
+@click.option(
+    "--fail-on-unverified",
+    is_flag=True,
+    help="Exit 1 when a fix that could be verified is not (for CI).",
+)
 @click.option("--no-progress", is_flag=True, help="Hide the progress bar.")
-def fix_command(run_dir: Path, config_path: Path | None, combined: bool,
-                patch_items: tuple[str, ...], out_dir: Path | None, no_cache: bool,
-                cache_dir: Path | None, fail_on_unverified: bool, no_progress: bool) -> None:
+def fix_command(
+    run_dir: Path,
+    config_path: Path | None,
+    combined: bool,
+    patch_items: tuple[str, ...],
+    out_dir: Path | None,
+    no_cache: bool,
+    cache_dir: Path | None,
+    fail_on_unverified: bool,
+    no_progress: bool,
+) -> None:
     """Verify the fixes a scan recommends: apply each to the reference pipeline's config,
     re-run the failures it targets and the benign controls, and report the failure rate
     before and after (Wilson intervals) and the new false refusals. Writes
     OUT/fix.json and OUT/fix.md. Exit 0, 1 with --fail-on-unverified when a fix is not
     verified, 2 on bad input."""
-    from probeguard.config.loading import load_config
-    from probeguard.engine.fixes import parse_patch_option, verify_fixes
-    from probeguard.core.io import atomic_write_text
-    from probeguard.reports.fix_markdown import render_fix_markdown, short_estimate
 
     out = out_dir or run_dir / "fix"
     try:
@@ -420,9 +625,14 @@ def fix_command(run_dir: Path, config_path: Path | None, combined: bool,
         config = load_config(config_path) if config_path is not None else None
         cache: Any = None if no_cache else (cache_dir if cache_dir is not None else "recorded")
         with _progress_bar(disabled=no_progress) as progress:
-            result = verify_fixes(run_dir, config=config, combined=combined,
-                                  patches=patches or None, cache_dir=cache,
-                                  progress=lambda _fix, done, total: progress(done, total))
+            result = verify_fixes(
+                run_dir,
+                config=config,
+                combined=combined,
+                patches=patches or None,
+                cache_dir=cache,
+                progress=lambda _fix, done, total: progress(done, total),
+            )
     except ProbeGuardError as exc:
         _fail(str(exc))
         return
@@ -430,24 +640,29 @@ def fix_command(run_dir: Path, config_path: Path | None, combined: bool,
     out.mkdir(parents=True, exist_ok=True)
     atomic_write_text(out / "fix.json", json.dumps(data, indent=2, ensure_ascii=False) + "\n")
     atomic_write_text(out / "fix.md", render_fix_markdown(data))
-    click.echo(f"{data['failures']} failures, {data['attributed']} attributed; "
-               f"{len(data['fixes'])} fixes; {result.calls} pipeline calls, "
-               f"{result.cache_hits} cache hits")
+    click.echo(
+        f"{data['failures']} failures, {data['attributed']} attributed; "
+        f"{len(data['fixes'])} fixes; {result.calls} pipeline calls, "
+        f"{result.cache_hits} cache hits"
+    )
     for f in data["fixes"]:
         click.echo(f"{f['id']:<9} {f['verdict']:<20} {f['title']}")
         if "targeted" in f:
             t, b = f["targeted"], f["benign"]
-            click.echo(f"{'':<9} targeted failures {short_estimate(t['before'])} -> "
-                       f"{short_estimate(t['after'])} ({t['repaired']}/{t['n']} repaired); "
-                       f"false refusal {short_estimate(b['false_refusal']['before'])} -> "
-                       f"{short_estimate(b['false_refusal']['after'])} "
-                       f"({len(b['new_false_refusals'])} new of {b['n']})")
+            click.echo(
+                f"{'':<9} targeted failures {short_estimate(t['before'])} -> "
+                f"{short_estimate(t['after'])} ({t['repaired']}/{t['n']} repaired); "
+                f"false refusal {short_estimate(b['false_refusal']['before'])} -> "
+                f"{short_estimate(b['false_refusal']['after'])} "
+                f"({len(b['new_false_refusals'])} new of {b['n']})"
+            )
         else:
             click.echo(f"{'':<9} {f['reason']}")
     click.echo(f"report: {out / 'fix.md'}")
     click.echo(f"results: {out / 'fix.json'}")
-    unverified = [f["id"] for f in data["fixes"]
-                  if f["verdict"] not in ("verified", "not_applicable")]
+    unverified = [
+        f["id"] for f in data["fixes"] if f["verdict"] not in ("verified", "not_applicable")
+    ]
     if fail_on_unverified and unverified:
         click.echo("FAILED: fixes not verified: " + ", ".join(unverified), err=True)
         sys.exit(1)
@@ -456,7 +671,6 @@ def fix_command(run_dir: Path, config_path: Path | None, combined: bool,
 @cli.command()
 def schema() -> None:
     """Print the JSON schema of run.json (the RunLog model)."""
-    from probeguard.core.records import RunLog
 
     click.echo(json.dumps(RunLog.model_json_schema(), indent=2, sort_keys=True))
 

@@ -6,5 +6,11 @@ from probeguard.corpus.config import CorpusConfig
 from probeguard.pipeline.config import PipelineConfig, ReferencePipelineConfig
 from probeguard.runner.settings import RunnerSettings
 
-__all__ = ["CorpusConfig", "PipelineConfig", "ReferencePipelineConfig", "RunnerSettings",
-           "ScanConfig", "load_config"]
+__all__ = [
+    "CorpusConfig",
+    "PipelineConfig",
+    "ReferencePipelineConfig",
+    "RunnerSettings",
+    "ScanConfig",
+    "load_config",
+]

@@ -9,8 +9,9 @@ line of the offending key in the YAML, and the field path.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 import yaml
 from pydantic import ValidationError
@@ -38,7 +39,7 @@ def env_overrides(environ: Mapping[str, str]) -> dict[str, Any]:
     for name, raw in sorted(environ.items()):
         if not name.startswith(ENV_PREFIX) or name == "PROBEGUARD_SHARED_DATA":
             continue
-        path = [p.lower() for p in name[len(ENV_PREFIX):].split("__") if p]
+        path = [p.lower() for p in name[len(ENV_PREFIX) :].split("__") if p]
         if not path:
             continue
         try:
@@ -84,8 +85,11 @@ def read_config_file(path: str | Path) -> dict[str, Any]:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
-        raise InputError(f"invalid YAML: {getattr(exc, 'problem', None) or exc}", file=str(path),
-                         line=mark.line + 1 if mark else None) from None
+        raise InputError(
+            f"invalid YAML: {getattr(exc, 'problem', None) or exc}",
+            file=str(path),
+            line=mark.line + 1 if mark else None,
+        ) from None
     if data is None:
         return {}
     if not isinstance(data, dict):
@@ -93,8 +97,12 @@ def read_config_file(path: str | Path) -> dict[str, Any]:
     return data
 
 
-def load_config(path: str | Path | None = None, *, environ: Mapping[str, str] | None = None,
-                overrides: Mapping[str, Any] | None = None) -> ScanConfig:
+def load_config(
+    path: str | Path | None = None,
+    *,
+    environ: Mapping[str, str] | None = None,
+    overrides: Mapping[str, Any] | None = None,
+) -> ScanConfig:
     """defaults < file < environment < ``overrides`` (the CLI's flags). Relative paths in a
     config file are resolved against the file's folder."""
     data: dict[str, Any] = {}
@@ -118,8 +126,12 @@ def load_config(path: str | Path | None = None, *, environ: Mapping[str, str] | 
                     line = key_lines[loc[:cut]]
                     break
         more = f" (and {len(exc.errors()) - 1} more)" if len(exc.errors()) > 1 else ""
-        raise InputError(f"{err['msg']}{more}", file=str(path) if path else "<config>", line=line,
-                         field=".".join(loc) or None) from None
+        raise InputError(
+            f"{err['msg']}{more}",
+            file=str(path) if path else "<config>",
+            line=line,
+            field=".".join(loc) or None,
+        ) from None
 
 
 def locate_in_file(error: InputError, path: str | Path | None) -> InputError:

@@ -63,8 +63,10 @@ class ScanConfig(StrictModel):
 
 
 def _redact_headers(headers: dict[str, Any]) -> dict[str, str]:
-    return {str(k): v if isinstance(v, str) and _ENV_ONLY.fullmatch(v) else "<redacted>"
-            for k, v in headers.items()}
+    return {
+        str(k): v if isinstance(v, str) and _ENV_ONLY.fullmatch(v) else "<redacted>"
+        for k, v in headers.items()
+    }
 
 
 _ENV_ONLY = re.compile(r"(?:[A-Za-z-]+ )?\$\{[A-Za-z_][A-Za-z0-9_]*\}")

@@ -49,5 +49,6 @@ class Case(BaseModel):
     def call_key(self, pipeline_fingerprint: str) -> str:
         """Content address of the pipeline call this case makes:
         sha256(pipeline fingerprint, question, canonical variation)."""
-        return sha256_hex(pipeline_fingerprint, self.question,
-                          digest(self.variation.model_dump(mode="json")))
+        return sha256_hex(
+            pipeline_fingerprint, self.question, digest(self.variation.model_dump(mode="json"))
+        )

@@ -8,7 +8,8 @@ only, so ``probeguard.config.models`` can import it cheaply.
 from __future__ import annotations
 
 import math
-from typing import Any, Literal, Mapping
+from collections.abc import Mapping
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -77,8 +78,10 @@ class DefencesConfig(BaseModel):
     def _backends(cls, gate: dict[str, float]) -> dict[str, float]:
         unknown = sorted(set(gate) - set(GATE_BACKENDS))
         if unknown:
-            raise ValueError(f"gate names unknown retrieval backend(s) {', '.join(unknown)}; "
-                             f"known: {', '.join(GATE_BACKENDS)}")
+            raise ValueError(
+                f"gate names unknown retrieval backend(s) {', '.join(unknown)}; "
+                f"known: {', '.join(GATE_BACKENDS)}"
+            )
         bad = sorted(k for k, t in gate.items() if not math.isfinite(t))
         if bad:
             raise ValueError(f"gate thresholds must be finite: {', '.join(bad)}")
@@ -93,10 +96,14 @@ class DefencesConfig(BaseModel):
 
     def reorders(self) -> bool:
         """Some defence re-ranks or drops retrieved hits (so more candidates are fetched)."""
-        return bool(self.trust_tiers) or self.default_trust != 1.0 or self.demote_archived \
+        return (
+            bool(self.trust_tiers)
+            or self.default_trust != 1.0
+            or self.demote_archived
             or self.dedupe
+        )
 
-    def merged(self, overrides: Mapping[str, Any]) -> "DefencesConfig":
+    def merged(self, overrides: Mapping[str, Any]) -> DefencesConfig:
         """This config with ``overrides`` (validated field by field) on top."""
         if not overrides:
             return self
@@ -109,7 +116,9 @@ def validate_overrides(overrides: Mapping[str, Any]) -> dict[str, Any]:
     (``ValueError`` naming an unknown key and the known ones, or the bad value)."""
     unknown = sorted(set(overrides) - set(DefencesConfig.model_fields))
     if unknown:
-        raise ValueError(f"unknown defence(s) {', '.join(repr(u) for u in unknown)}; known: "
-                         f"{', '.join(DefencesConfig.model_fields)}")
+        raise ValueError(
+            f"unknown defence(s) {', '.join(repr(u) for u in unknown)}; known: "
+            f"{', '.join(DefencesConfig.model_fields)}"
+        )
     checked = DefencesConfig.model_validate(dict(overrides)).model_dump(mode="json")
     return {k: checked[k] for k in sorted(overrides)}

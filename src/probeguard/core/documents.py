@@ -7,8 +7,9 @@ yields the same ids, and an id says where in the document the chunk lies.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -34,17 +35,27 @@ class Document(BaseModel):
         return "doc-" + sha256_hex(title, text)[:12]
 
     @classmethod
-    def create(cls, text: str, *, id: str | None = None, title: str = "",
-               metadata: Mapping[str, Any] | None = None, source: str = "") -> "Document":
-        return cls(id=id or cls.content_id(title, text), text=text, title=title,
-                   metadata=dict(metadata or {}), source=source)
+    def create(
+        cls,
+        text: str,
+        *,
+        id: str | None = None,
+        title: str = "",
+        metadata: Mapping[str, Any] | None = None,
+        source: str = "",
+    ) -> Document:
+        return cls(
+            id=id or cls.content_id(title, text),
+            text=text,
+            title=title,
+            metadata=dict(metadata or {}),
+            source=source,
+        )
 
     def content_hash(self) -> str:
         """sha256 over id, title, text and metadata (not ``source``: moving a file
         does not change the corpus)."""
-        return sha256_hex(self.id, self.title, self.text,
-                          canonical_json(dict(self.metadata)))
-
+        return sha256_hex(self.id, self.title, self.text, canonical_json(dict(self.metadata)))
 
 
 @dataclass(frozen=True, slots=True, eq=True)
@@ -73,11 +84,18 @@ class Chunk:
         return f"{doc_id}#{start}-{end}"
 
     @classmethod
-    def of(cls, doc: Document, start: int, end: int, index: int) -> "Chunk":
+    def of(cls, doc: Document, start: int, end: int, index: int) -> Chunk:
         """The chunk of ``doc`` covering characters ``[start, end)``."""
-        return cls(id=cls.make_id(doc.id, start, end), doc_id=doc.id,
-                   text=doc.text[start:end], start=start, end=end, index=index,
-                   metadata=doc.metadata, title=doc.title)
+        return cls(
+            id=cls.make_id(doc.id, start, end),
+            doc_id=doc.id,
+            text=doc.text[start:end],
+            start=start,
+            end=end,
+            index=index,
+            metadata=doc.metadata,
+            title=doc.title,
+        )
 
 
 def corpus_fingerprint(documents: Iterable[Document]) -> str:

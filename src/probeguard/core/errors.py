@@ -15,8 +15,14 @@ class ProbeGuardError(Exception):
 class InputError(ProbeGuardError):
     """Bad user input: a file, a line (1-based, when known) and a field (when known)."""
 
-    def __init__(self, message: str, *, file: str | None = None, line: int | None = None,
-                 field: str | None = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        file: str | None = None,
+        line: int | None = None,
+        field: str | None = None,
+    ) -> None:
         self.file = file
         self.line = line
         self.field = field
@@ -38,8 +44,10 @@ class MissingExtraError(ProbeGuardError, ImportError):
     def __init__(self, extra: str, module: str, *, hint: str | None = None) -> None:
         self.extra = extra
         self.module = module
-        msg = (f"'{module}' is not installed; it is part of the '{extra}' extra: "
-               f'pip install "probeguard[{extra}]"')
+        msg = (
+            f"'{module}' is not installed; it is part of the '{extra}' extra: "
+            f'pip install "probeguard[{extra}]"'
+        )
         if hint:
             msg += f" ({hint})"
         super().__init__(msg)
@@ -52,15 +60,22 @@ class UnsupportedCapabilityError(ProbeGuardError):
         self.pipeline = pipeline
         self.missing = frozenset(missing)
         super().__init__(
-            f"pipeline '{pipeline}' lacks capabilities: {', '.join(sorted(self.missing))}")
+            f"pipeline '{pipeline}' lacks capabilities: {', '.join(sorted(self.missing))}"
+        )
 
 
 class PipelineCallError(ProbeGuardError):
     """A pipeline call failed. `transient` marks failures worth retrying
     (timeouts, HTTP 429 and 5xx); `retry_after` is the server's hint in seconds."""
 
-    def __init__(self, message: str, *, transient: bool = False,
-                 retry_after: float | None = None, status: int | None = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        transient: bool = False,
+        retry_after: float | None = None,
+        status: int | None = None,
+    ) -> None:
         self.transient = transient
         self.retry_after = retry_after
         self.status = status

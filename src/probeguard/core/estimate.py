@@ -31,6 +31,10 @@ class Estimate(BaseModel):
         if not self.defined:
             return f"n/a (n={self.n})"
         if percent:
-            return (f"{self.value * 100:.1f}% [{self.low * 100:.1f}, {self.high * 100:.1f}]"
-                    f" (n={self.n})")
-        return f"{self.value:.{digits}f} [{self.low:.{digits}f}, {self.high:.{digits}f}] (n={self.n})"
+            return (
+                f"{self.value * 100:.1f}% [{self.low * 100:.1f}, {self.high * 100:.1f}]"
+                f" (n={self.n})"
+            )
+        return (
+            f"{self.value:.{digits}f} [{self.low:.{digits}f}, {self.high:.{digits}f}] (n={self.n})"
+        )

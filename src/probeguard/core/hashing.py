@@ -17,8 +17,9 @@ def canonical_json(value: Any) -> str:
     Pydantic models and dataclasses should be converted (``model_dump(mode="json")`` or
     ``dataclasses.asdict``) by the caller; sets are not JSON and must be sorted lists.
     """
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
-                      allow_nan=False)
+    return json.dumps(
+        value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+    )
 
 
 def sha256_hex(*parts: str | bytes) -> str:

@@ -27,13 +27,18 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Protocol, runtime_checkable
 
-from pydantic import (BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler,
-                      field_validator, model_serializer)
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    field_validator,
+    model_serializer,
+)
 
 from probeguard.core.defences import validate_overrides
 from probeguard.core.documents import Document
 from probeguard.core.errors import UnsupportedCapabilityError
-
 
 ORACLE_DOC_ID = "oracle"
 """The document id of oracle contexts (``Variation.contexts``) in a pipeline's output."""
@@ -189,8 +194,7 @@ class Pipeline(Protocol):
         Part of every cache key: change the pipeline, and cached answers no longer apply."""
         ...
 
-    def answer(self, question: str, variation: Variation | None = None) -> PipelineOutput:
-        ...
+    def answer(self, question: str, variation: Variation | None = None) -> PipelineOutput: ...
 
 
 def check_capabilities(pipeline: Pipeline, variation: Variation | None) -> None:

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import importlib
 import inspect
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 Registry = Mapping[str, tuple[str, str]]
 
@@ -28,8 +29,10 @@ def construct(cls: type, kind: str, name: str, params: Mapping[str, Any]) -> Any
     accepted = [p for p in inspect.signature(cls.__init__).parameters if p != "self"]
     unknown = sorted(set(params) - set(accepted))
     if unknown:
-        raise ValueError(f"{kind} {name!r}: unknown parameter(s) "
-                         f"{', '.join(repr(u) for u in unknown)}; accepted: {', '.join(accepted)}")
+        raise ValueError(
+            f"{kind} {name!r}: unknown parameter(s) "
+            f"{', '.join(repr(u) for u in unknown)}; accepted: {', '.join(accepted)}"
+        )
     return cls(**params)
 
 

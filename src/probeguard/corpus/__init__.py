@@ -2,6 +2,7 @@
 
 from typing import Any
 
+from probeguard.core.documents import Chunk, Document, corpus_fingerprint
 from probeguard.corpus.chunkers import (
     DocumentChunker,
     SentenceChunker,
@@ -10,7 +11,7 @@ from probeguard.corpus.chunkers import (
 )
 from probeguard.corpus.chunking_base import Chunker
 from probeguard.corpus.loaders import documents_to_jsonl, load_corpus
-from probeguard.core.documents import Chunk, Document, corpus_fingerprint
+from probeguard.corpus.questions import load_questions
 from probeguard.corpus.tokenizer import (
     RegexWordTokenizer,
     TokenCounter,
@@ -19,17 +20,29 @@ from probeguard.corpus.tokenizer import (
     load_wordpiece_tokenizer,
 )
 
-__all__ = ["Chunk", "Chunker", "Document", "DocumentChunker", "RegexWordTokenizer",
-           "SentenceChunker", "TokenCounter", "TokenWindowChunker", "WordPieceTokenizer",
-           "corpus_fingerprint", "documents_to_jsonl", "get_tokenizer", "load_corpus",
-           "load_questions", "load_wordpiece_tokenizer", "make_chunker"]
+__all__ = [
+    "Chunk",
+    "Chunker",
+    "Document",
+    "DocumentChunker",
+    "RegexWordTokenizer",
+    "SentenceChunker",
+    "TokenCounter",
+    "TokenWindowChunker",
+    "WordPieceTokenizer",
+    "corpus_fingerprint",
+    "documents_to_jsonl",
+    "get_tokenizer",
+    "load_corpus",
+    "load_questions",
+    "load_wordpiece_tokenizer",
+    "make_chunker",
+]
 
 
 def __getattr__(name: str) -> Any:
     # questions.py imports dataset.models → pipeline.base → corpus.models; importing it
     # lazily keeps `import probeguard.core.pipeline` free of a cycle.
     if name == "load_questions":
-        from probeguard.corpus.questions import load_questions
-
         return load_questions
     raise AttributeError(f"module 'probeguard.corpus' has no attribute {name!r}")

@@ -18,12 +18,13 @@ Configs are canonical dicts (``{"name": "tokens", "size": 200, "overlap": 40,
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 import numpy as np
 
-from probeguard.corpus.chunking_base import Chunker
 from probeguard.core.documents import Chunk, Document
+from probeguard.corpus.chunking_base import Chunker
 from probeguard.corpus.tokenizer import (
     Bounds,
     RegexWordTokenizer,
@@ -33,6 +34,7 @@ from probeguard.corpus.tokenizer import (
     require_wordpiece,
     resolve_tokenizer_name,
 )
+from probeguard.nlp.text import sentence_spans
 
 _GROUP = 256
 """Documents tokenized per batch in ``chunk_all`` (bounds memory held by token spans)."""
@@ -53,8 +55,9 @@ def _extend(text: str, end: int, next_start: int) -> int:
     return end + len(text[end:next_start].rstrip())
 
 
-def _windows(text: str, starts: np.ndarray, ends: np.ndarray, size: int, step: int,
-             lo: int, hi: int) -> list[Span]:
+def _windows(
+    text: str, starts: np.ndarray, ends: np.ndarray, size: int, step: int, lo: int, hi: int
+) -> list[Span]:
     """Character spans of token windows ``[w*step, w*step+size)`` over the tokens with
     ``starts``/``ends``, the first starting at ``lo`` and the last ending at ``hi``. There are
     ``1`` windows if ``n <= size`` else ``ceil((n - size) / step) + 1``, so consecutive
@@ -122,8 +125,11 @@ class _TokenizedChunker(Chunker):
     @property
     def tokenizer(self) -> TokenCounter:
         if self._tokenizer is None:
-            self._tokenizer = (WordPieceTokenizer() if self._tokenizer_name == "wordpiece"
-                               else RegexWordTokenizer())
+            self._tokenizer = (
+                WordPieceTokenizer()
+                if self._tokenizer_name == "wordpiece"
+                else RegexWordTokenizer()
+            )
         return self._tokenizer
 
     def _bounds_batch(self, texts: list[str]) -> list[Bounds]:
@@ -161,8 +167,7 @@ class _TokenizedChunker(Chunker):
         for doc, (starts, ends) in zip(group, batch):
             out.extend(self._chunk_bounds(doc, starts, ends))
 
-    def _chunk_bounds(self, doc: Document, starts: np.ndarray, ends: np.ndarray
-                      ) -> list[Chunk]:
+    def _chunk_bounds(self, doc: Document, starts: np.ndarray, ends: np.ndarray) -> list[Chunk]:
         raise NotImplementedError
 
 
@@ -178,32 +183,38 @@ class TokenWindowChunker(_TokenizedChunker):
 
     name = "tokens"
 
-    def __init__(self, size: int = 200, overlap: int = 40,
-                 tokenizer: str | TokenCounter = "auto") -> None:
+    def __init__(
+        self, size: int = 200, overlap: int = 40, tokenizer: str | TokenCounter = "auto"
+    ) -> None:
         if isinstance(size, bool) or not isinstance(size, int) or size <= 0:
             raise ValueError(f"tokens chunker: size must be a positive integer, got {size!r}")
-        if (isinstance(overlap, bool) or not isinstance(overlap, int)
-                or not 0 <= overlap < size):
-            raise ValueError(f"tokens chunker: overlap must be an integer with "
-                             f"0 <= overlap < size ({size}), got {overlap!r}")
+        if isinstance(overlap, bool) or not isinstance(overlap, int) or not 0 <= overlap < size:
+            raise ValueError(
+                f"tokens chunker: overlap must be an integer with "
+                f"0 <= overlap < size ({size}), got {overlap!r}"
+            )
         self.size = size
         self.overlap = overlap
         super().__init__(tokenizer)
 
-    def _chunk_bounds(self, doc: Document, starts: np.ndarray, ends: np.ndarray
-                      ) -> list[Chunk]:
+    def _chunk_bounds(self, doc: Document, starts: np.ndarray, ends: np.ndarray) -> list[Chunk]:
         lo, hi = _content_bounds(doc.text)
         if hi == 0:
             return []
         if len(starts):
             lo = min(lo, int(starts[0]))
             hi = max(hi, int(ends[-1]))
-        return _to_chunks(doc, _windows(doc.text, starts, ends, self.size,
-                                        self.size - self.overlap, lo, hi))
+        return _to_chunks(
+            doc, _windows(doc.text, starts, ends, self.size, self.size - self.overlap, lo, hi)
+        )
 
     def config(self) -> dict[str, Any]:
-        return {"name": self.name, "size": self.size, "overlap": self.overlap,
-                "tokenizer": self._tokenizer_name}
+        return {
+            "name": self.name,
+            "size": self.size,
+            "overlap": self.overlap,
+            "tokenizer": self._tokenizer_name,
+        }
 
 
 class SentenceChunker(_TokenizedChunker):
@@ -219,31 +230,39 @@ class SentenceChunker(_TokenizedChunker):
 
     name = "sentences"
 
-    def __init__(self, max_tokens: int = 200, overlap_sentences: int = 0,
-                 tokenizer: str | TokenCounter = "auto") -> None:
+    def __init__(
+        self,
+        max_tokens: int = 200,
+        overlap_sentences: int = 0,
+        tokenizer: str | TokenCounter = "auto",
+    ) -> None:
         if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens <= 0:
-            raise ValueError(f"sentences chunker: max_tokens must be a positive integer, "
-                             f"got {max_tokens!r}")
-        if (isinstance(overlap_sentences, bool) or not isinstance(overlap_sentences, int)
-                or overlap_sentences < 0):
-            raise ValueError(f"sentences chunker: overlap_sentences must be an integer >= 0, "
-                             f"got {overlap_sentences!r}")
+            raise ValueError(
+                f"sentences chunker: max_tokens must be a positive integer, got {max_tokens!r}"
+            )
+        if (
+            isinstance(overlap_sentences, bool)
+            or not isinstance(overlap_sentences, int)
+            or overlap_sentences < 0
+        ):
+            raise ValueError(
+                f"sentences chunker: overlap_sentences must be an integer >= 0, "
+                f"got {overlap_sentences!r}"
+            )
         self.max_tokens = max_tokens
         self.overlap_sentences = overlap_sentences
         super().__init__(tokenizer)
 
-    def _chunk_bounds(self, doc: Document, starts: np.ndarray, ends: np.ndarray
-                      ) -> list[Chunk]:
-        from probeguard.nlp.text import sentence_spans
-
+    def _chunk_bounds(self, doc: Document, starts: np.ndarray, ends: np.ndarray) -> list[Chunk]:
         text = doc.text
         lo, hi = _content_bounds(text)
         if hi == 0:
             return []
         sents = _trimmed(text, sentence_spans(text))
         if not sents:
-            return _to_chunks(doc, _windows(text, starts, ends, self.max_tokens,
-                                            self.max_tokens, lo, hi))
+            return _to_chunks(
+                doc, _windows(text, starts, ends, self.max_tokens, self.max_tokens, lo, hi)
+            )
         m = len(sents)
         # Unit i covers [u_start[i], u_end[i]): sentence i extended over the gap after it.
         u_start = [s for s, _ in sents]
@@ -260,8 +279,17 @@ class SentenceChunker(_TokenizedChunker):
         while i < m:
             if counts[i] > limit:
                 a, b = cut[i], cut[i + 1]
-                out.extend(_windows(text, starts[a:b], ends[a:b], limit, limit, u_start[i],
-                                    max(u_end[i], int(ends[b - 1]))))
+                out.extend(
+                    _windows(
+                        text,
+                        starts[a:b],
+                        ends[a:b],
+                        limit,
+                        limit,
+                        u_start[i],
+                        max(u_end[i], int(ends[b - 1])),
+                    )
+                )
                 i += 1
                 continue
             j, total = i, 0
@@ -274,14 +302,18 @@ class SentenceChunker(_TokenizedChunker):
             nxt = j
             if keep and counts[j] <= limit:
                 nxt = max(j - keep, i + 1)
-                while nxt < j and sum(counts[nxt:j + 1]) > limit:
+                while nxt < j and sum(counts[nxt : j + 1]) > limit:
                     nxt += 1
             i = nxt
         return _to_chunks(doc, out)
 
     def config(self) -> dict[str, Any]:
-        return {"name": self.name, "max_tokens": self.max_tokens,
-                "overlap_sentences": self.overlap_sentences, "tokenizer": self._tokenizer_name}
+        return {
+            "name": self.name,
+            "max_tokens": self.max_tokens,
+            "overlap_sentences": self.overlap_sentences,
+            "tokenizer": self._tokenizer_name,
+        }
 
 
 class DocumentChunker(Chunker):
@@ -326,6 +358,7 @@ def make_chunker(spec: dict[str, Any] | str) -> Chunker:
     unknown = sorted(set(params) - set(_PARAMS[name]))
     if unknown:
         accepted = ", ".join(_PARAMS[name]) or "none"
-        raise ValueError(f"chunker {name!r}: unknown parameter(s) {', '.join(unknown)}; "
-                         f"accepted: {accepted}")
+        raise ValueError(
+            f"chunker {name!r}: unknown parameter(s) {', '.join(unknown)}; accepted: {accepted}"
+        )
     return CHUNKERS[name](**params)

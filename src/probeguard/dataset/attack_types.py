@@ -38,18 +38,22 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from probeguard.corpus.loaders import type_name
-from probeguard.corpus.questions import load_questions
 from probeguard.core.cases import Case
 from probeguard.core.errors import InputError
+from probeguard.corpus.loaders import type_name
+from probeguard.corpus.questions import load_questions
 
-__all__ = ["ATTACK_TYPES", "TYPE_MODES", "attack_type", "load_attack_cases",
-           "validate_attack_case"]
+__all__ = ["ATTACK_TYPES", "TYPE_MODES", "attack_type", "load_attack_cases", "validate_attack_case"]
 
 TYPE_MODES: dict[str, str] = {
-    "lexical_mismatch": "answer", "entity_collision": "answer", "temporal_conflict": "answer",
-    "false_premise": "correct_premise", "unanswerable": "abstain", "distractor": "answer",
-    "citation_trap": "answer"}
+    "lexical_mismatch": "answer",
+    "entity_collision": "answer",
+    "temporal_conflict": "answer",
+    "false_premise": "correct_premise",
+    "unanswerable": "abstain",
+    "distractor": "answer",
+    "citation_trap": "answer",
+}
 """The one expected mode each type admits (in report order)."""
 
 ATTACK_TYPES: tuple[str, ...] = tuple(TYPE_MODES)
@@ -62,56 +66,90 @@ def attack_type(case: Case) -> str | None:
     return str(value) if value is not None else None
 
 
-def validate_attack_case(case: Case, type_: str, *, file: str | None = None,
-                         line: int | None = None, label: str = "") -> None:
+def validate_attack_case(
+    case: Case, type_: str, *, file: str | None = None, line: int | None = None, label: str = ""
+) -> None:
     """Raise ``InputError`` when ``case`` breaks a rule of its ``type_`` (module docstring)."""
     if type_ not in ATTACK_TYPES:
-        raise InputError(f"{label}unknown attack type {type_!r}; known: "
-                         f"{', '.join(ATTACK_TYPES)}", file=file, line=line, field="type")
+        raise InputError(
+            f"{label}unknown attack type {type_!r}; known: {', '.join(ATTACK_TYPES)}",
+            file=file,
+            line=line,
+            field="type",
+        )
     exp = case.expected
     want = TYPE_MODES[type_]
     if exp.mode != want:
-        raise InputError(f"{label}a {type_} case expects mode {want!r}, got {exp.mode!r}",
-                         file=file, line=line, field="mode")
+        raise InputError(
+            f"{label}a {type_} case expects mode {want!r}, got {exp.mode!r}",
+            file=file,
+            line=line,
+            field="mode",
+        )
     if type_ == "unanswerable":
         for name in ("answers", "contains", "excludes", "evidence_doc_ids"):
             if getattr(exp, name):
-                raise InputError(f"{label}an unanswerable case is scored on abstention only: "
-                                 f"leave {name} empty", file=file, line=line, field=name)
+                raise InputError(
+                    f"{label}an unanswerable case is scored on abstention only: leave {name} empty",
+                    file=file,
+                    line=line,
+                    field=name,
+                )
         return
     if not exp.evidence_doc_ids:
-        raise InputError(f"{label}a {type_} case must name its evidence_doc_ids",
-                         file=file, line=line, field="evidence_doc_ids")
+        raise InputError(
+            f"{label}a {type_} case must name its evidence_doc_ids",
+            file=file,
+            line=line,
+            field="evidence_doc_ids",
+        )
     if not exp.answers and not exp.contains:
-        raise InputError(f"{label}nothing to check: give answers or contains", file=file,
-                         line=line, field="answers")
+        raise InputError(
+            f"{label}nothing to check: give answers or contains",
+            file=file,
+            line=line,
+            field="answers",
+        )
     if type_ == "false_premise" and not exp.excludes:
-        raise InputError(f"{label}a false_premise case must name the false value in excludes",
-                         file=file, line=line, field="excludes")
+        raise InputError(
+            f"{label}a false_premise case must name the false value in excludes",
+            file=file,
+            line=line,
+            field="excludes",
+        )
 
 
 def _check(case: Case, obj: dict[str, Any], path: Path, line: int, label: str) -> Case:
     file = str(path)
     type_ = obj.get("type")
     if type_ is None:
-        raise InputError(f"{label}missing type; one of {', '.join(ATTACK_TYPES)}", file=file,
-                         line=line, field="type")
+        raise InputError(
+            f"{label}missing type; one of {', '.join(ATTACK_TYPES)}",
+            file=file,
+            line=line,
+            field="type",
+        )
     if not isinstance(type_, str):
-        raise InputError(f"{label}must be a string, got {type_name(type_)}", file=file,
-                         line=line, field="type")
+        raise InputError(
+            f"{label}must be a string, got {type_name(type_)}", file=file, line=line, field="type"
+        )
     if type_ in TYPE_MODES and obj.get("mode") is None:
-        case = case.model_copy(update={
-            "expected": case.expected.model_copy(update={"mode": TYPE_MODES[type_]})})
+        case = case.model_copy(
+            update={"expected": case.expected.model_copy(update={"mode": TYPE_MODES[type_]})}
+        )
     validate_attack_case(case, type_, file=file, line=line, label=label)
-    meta = {**case.meta, "attack_type": type_, "origin": "dataset", "file": path.name,
-            "line": line}
+    meta = {**case.meta, "attack_type": type_, "origin": "dataset", "file": path.name, "line": line}
     return case.model_copy(update={"meta": meta, "probe": "attack_types"})
 
 
-def load_attack_cases(path: str | Path, *, corpus_ids: set[str] | frozenset[str] | None = None,
-                      format: str | None = None) -> list[Case]:
+def load_attack_cases(
+    path: str | Path,
+    *,
+    corpus_ids: set[str] | frozenset[str] | None = None,
+    format: str | None = None,
+) -> list[Case]:
     """Attack cases from a JSONL or JSON file, in file order (rules in the module
     docstring)."""
-    return load_questions(path, corpus_ids=corpus_ids, format=format, extra_keys=("type",),
-                          check=_check)
-
+    return load_questions(
+        path, corpus_ids=corpus_ids, format=format, extra_keys=("type",), check=_check
+    )

@@ -31,20 +31,19 @@ from __future__ import annotations
 import csv
 import io
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
-from probeguard.corpus.loaders import iter_json_records, read_utf8, record_id, type_name
 from probeguard.core.errors import InputError, MissingExtraError
+from probeguard.corpus.loaders import iter_json_records, read_utf8, record_id, type_name
 
 __all__ = ["FIELDS", "FORMATS", "EvalRecord", "load_eval_records"]
 
 FORMATS = ("csv", "xlsx", "json", "jsonl")
-FIELDS = ("id", "input", "answer", "groundTruth", "retrievalContext", "retrievalRelevance",
-          "tags")
-_SUFFIXES = {".csv": "csv", ".xlsx": "xlsx", ".json": "json", ".jsonl": "jsonl",
-             ".ndjson": "jsonl"}
+FIELDS = ("id", "input", "answer", "groundTruth", "retrievalContext", "retrievalRelevance", "tags")
+_SUFFIXES = {".csv": "csv", ".xlsx": "xlsx", ".json": "json", ".jsonl": "jsonl", ".ndjson": "jsonl"}
 
 
 @dataclass(frozen=True)
@@ -71,8 +70,9 @@ class _Place:
     default_id: str
 
     def error(self, message: str, field: str | None = None) -> InputError:
-        return InputError(f"{self.label}{message}", file=str(self.path), line=self.line,
-                          field=field)
+        return InputError(
+            f"{self.label}{message}", file=str(self.path), line=self.line, field=field
+        )
 
 
 def _text(value: Any, place: _Place, field: str, *, required: bool, cells: bool) -> str | None:
@@ -96,8 +96,11 @@ def _json_cell(value: Any, place: _Place, field: str) -> Any:
     try:
         return json.loads(value)
     except ValueError as exc:
-        raise place.error(f"expected a JSON list in the cell (e.g. [\"first\", \"second\"]), "
-                          f"got {value[:60]!r} ({exc})", field) from None
+        raise place.error(
+            f'expected a JSON list in the cell (e.g. ["first", "second"]), '
+            f"got {value[:60]!r} ({exc})",
+            field,
+        ) from None
 
 
 def _strings(value: Any, place: _Place, field: str) -> tuple[str, ...]:
@@ -134,35 +137,57 @@ def _record(obj: Any, place: _Place, *, cells: bool) -> EvalRecord:
     if not isinstance(obj, dict):
         raise place.error(f"expected an object, got {type_name(obj)}")
     if cells:
-        obj = {k: v for k, v in obj.items() if not (v is None or (isinstance(v, str)
-                                                                   and not v.strip()))}
+        obj = {
+            k: v
+            for k, v in obj.items()
+            if not (v is None or (isinstance(v, str) and not v.strip()))
+        }
     unknown = [k for k in obj if k not in FIELDS]
     if unknown:
         raise place.error(f"unknown field (expected some of {', '.join(FIELDS)})", unknown[0])
-    rid = (record_id(obj["id"], path=place.path, line=place.line, label=place.label, field="id")
-           if obj.get("id") not in (None, "") else place.default_id)
+    rid = (
+        record_id(obj["id"], path=place.path, line=place.line, label=place.label, field="id")
+        if obj.get("id") not in (None, "")
+        else place.default_id
+    )
     question = _text(obj.get("input"), place, "input", required=True, cells=cells)
     answer = _text(obj.get("answer"), place, "answer", required=False, cells=cells)
     truth = _text(obj.get("groundTruth"), place, "groundTruth", required=False, cells=cells)
     contexts = relevance = None
     if obj.get("retrievalContext") is not None:
-        raw = _json_cell(obj["retrievalContext"], place, "retrievalContext") if cells \
+        raw = (
+            _json_cell(obj["retrievalContext"], place, "retrievalContext")
+            if cells
             else obj["retrievalContext"]
+        )
         contexts = _strings(raw, place, "retrievalContext")
     if obj.get("retrievalRelevance") is not None:
-        raw = _json_cell(obj["retrievalRelevance"], place, "retrievalRelevance") if cells \
+        raw = (
+            _json_cell(obj["retrievalRelevance"], place, "retrievalRelevance")
+            if cells
             else obj["retrievalRelevance"]
+        )
         relevance = _booleans(raw, place, "retrievalRelevance")
         if contexts is None:
-            raise place.error("given without retrievalContext (it labels those contexts)",
-                              "retrievalRelevance")
+            raise place.error(
+                "given without retrievalContext (it labels those contexts)", "retrievalRelevance"
+            )
         if len(relevance) != len(contexts):
-            raise place.error(f"has {len(relevance)} labels for {len(contexts)} contexts "
-                              "(one per context)", "retrievalRelevance")
+            raise place.error(
+                f"has {len(relevance)} labels for {len(contexts)} contexts (one per context)",
+                "retrievalRelevance",
+            )
     where = f"{place.path.name}:{place.label.rstrip(': ') or f'line {place.line}'}"
-    return EvalRecord(id=rid, input=question or "", answer=answer, ground_truth=truth,
-                      retrieval_context=contexts, retrieval_relevance=relevance,
-                      tags=_tags(obj.get("tags"), place, cells), source=where)
+    return EvalRecord(
+        id=rid,
+        input=question or "",
+        answer=answer,
+        ground_truth=truth,
+        retrieval_context=contexts,
+        retrieval_relevance=relevance,
+        tags=_tags(obj.get("tags"), place, cells),
+        source=where,
+    )
 
 
 def _csv_rows(path: Path) -> Iterator[tuple[_Place, dict[str, Any]]]:
@@ -199,14 +224,18 @@ def _header(names: list[Any], path: Path, line: int | None) -> list[str]:
         out.pop()
     for i, name in enumerate(out):
         if not name:
-            raise InputError(f"column {i + 1} of the header has no name", file=str(path),
-                             line=line)
+            raise InputError(f"column {i + 1} of the header has no name", file=str(path), line=line)
         if out.count(name) > 1:
-            raise InputError(f"column '{name}' appears more than once in the header",
-                             file=str(path), line=line, field=name)
+            raise InputError(
+                f"column '{name}' appears more than once in the header",
+                file=str(path),
+                line=line,
+                field=name,
+            )
     if "input" not in out:
-        raise InputError("the header has no 'input' column", file=str(path), line=line,
-                         field="input")
+        raise InputError(
+            "the header has no 'input' column", file=str(path), line=line, field="input"
+        )
     return out
 
 
@@ -214,8 +243,7 @@ def _xlsx_rows(path: Path) -> Iterator[tuple[_Place, dict[str, Any]]]:
     try:
         import openpyxl
     except ImportError:
-        raise MissingExtraError("xlsx", "openpyxl", hint="needed to read .xlsx datasets") \
-            from None
+        raise MissingExtraError("xlsx", "openpyxl", hint="needed to read .xlsx datasets") from None
     try:
         book = openpyxl.load_workbook(path, read_only=True, data_only=True)
     except Exception as exc:  # openpyxl raises many kinds for a file that is not a workbook
@@ -232,7 +260,7 @@ def _xlsx_rows(path: Path) -> Iterator[tuple[_Place, dict[str, Any]]]:
                 continue
             row += 1
             place = _Place(path, None, f"row {row} (sheet row {sheet_row}): ", f"row-{row}")
-            extra = [c for c in cells[len(header):] if c is not None and str(c).strip()]
+            extra = [c for c in cells[len(header) :] if c is not None and str(c).strip()]
             if extra:
                 raise place.error(f"a cell beyond the {len(header)} named columns")
             yield place, dict(zip(header, cells))
@@ -251,13 +279,21 @@ def load_eval_records(path: str | Path, *, format: str | None = None) -> list[Ev
     path = Path(path)
     fmt = format or _SUFFIXES.get(path.suffix.lower())
     if fmt not in FORMATS:
-        raise InputError(f"unknown dataset format {path.suffix or format!r}: use one of "
-                         f".csv, .xlsx, .json, .jsonl (or give format=)", file=str(path))
+        raise InputError(
+            f"unknown dataset format {path.suffix or format!r}: use one of "
+            f".csv, .xlsx, .json, .jsonl (or give format=)",
+            file=str(path),
+        )
     if not path.is_file():
         raise InputError("no such file", file=str(path))
     cells = fmt in ("csv", "xlsx")
-    rows = (_csv_rows(path) if fmt == "csv" else _xlsx_rows(path) if fmt == "xlsx"
-            else _json_rows(path, fmt))
+    rows = (
+        _csv_rows(path)
+        if fmt == "csv"
+        else _xlsx_rows(path)
+        if fmt == "xlsx"
+        else _json_rows(path, fmt)
+    )
     records: list[EvalRecord] = []
     seen: dict[str, str] = {}
     for place, obj in rows:

@@ -40,8 +40,9 @@ class HotpotItem:
 def split_paragraphs(knowledge: str) -> tuple[str, ...]:
     """The two supporting paragraphs (see the module doc), or ``(knowledge,)``."""
     text = knowledge.strip()
-    seams = [m.end() for m in _SEAM.finditer(text)
-             if m.start() > 0 and not text[m.start() - 1].isupper()]
+    seams = [
+        m.end() for m in _SEAM.finditer(text) if m.start() > 0 and not text[m.start() - 1].isupper()
+    ]
     if not seams:
         return (text,)
     cut = min(seams, key=lambda i: (abs(i - len(text) / 2), i))
@@ -67,8 +68,13 @@ def load_halueval_qa(path: str | Path) -> list[HotpotItem]:
         for key in ("knowledge", "question", "right_answer", "hallucinated_answer"):
             if not isinstance(raw.get(key), str) or not raw[key].strip():
                 raise InputError("missing or empty", file=str(path), line=i + 1, field=key)
-        items.append(HotpotItem(row=i, question=raw["question"].strip(),
-                                answer=raw["right_answer"].strip(),
-                                hallucinated_answer=raw["hallucinated_answer"].strip(),
-                                paragraphs=split_paragraphs(raw["knowledge"])))
+        items.append(
+            HotpotItem(
+                row=i,
+                question=raw["question"].strip(),
+                answer=raw["right_answer"].strip(),
+                hallucinated_answer=raw["hallucinated_answer"].strip(),
+                paragraphs=split_paragraphs(raw["knowledge"]),
+            )
+        )
     return items

@@ -17,18 +17,39 @@ how it judges is visible in the run log.
 from __future__ import annotations
 
 from probeguard.detectors.claims import AtomicClaim, decompose
-from probeguard.detectors.contradiction import (CONTRADICTION_JUDGES, Claim, ContradictionJudge,
-                                                Decision, NLIContradictionJudge,
-                                                OfflineContradictionJudge,
-                                                make_contradiction_judge)
-from probeguard.detectors.judges import (Consensus, Judge, Judgment, PositionSwap, Verdict,
-                                         agreement)
+from probeguard.detectors.contradiction import (
+    CONTRADICTION_JUDGES,
+    Claim,
+    ContradictionJudge,
+    Decision,
+    NLIContradictionJudge,
+    OfflineContradictionJudge,
+    make_contradiction_judge,
+)
+from probeguard.detectors.judges import Consensus, Judge, Judgment, PositionSwap, Verdict, agreement
 from probeguard.detectors.llm_judge import LlmJudge
 from probeguard.detectors.nli_judge import NliJudge
 from probeguard.detectors.offline_judge import OfflineJudge
 from probeguard.detectors.similarity import SemanticSimilarity
 
-__all__ = ["CONTRADICTION_JUDGES", "AtomicClaim", "Claim", "Consensus", "ContradictionJudge",
-           "Decision", "Judge", "Judgment", "LlmJudge", "NLIContradictionJudge", "NliJudge",
-           "OfflineContradictionJudge", "OfflineJudge", "PositionSwap", "SemanticSimilarity",
-           "Verdict", "agreement", "decompose", "make_contradiction_judge"]
+__all__ = [
+    "CONTRADICTION_JUDGES",
+    "AtomicClaim",
+    "Claim",
+    "Consensus",
+    "ContradictionJudge",
+    "Decision",
+    "Judge",
+    "Judgment",
+    "LlmJudge",
+    "NLIContradictionJudge",
+    "NliJudge",
+    "OfflineContradictionJudge",
+    "OfflineJudge",
+    "PositionSwap",
+    "SemanticSimilarity",
+    "Verdict",
+    "agreement",
+    "decompose",
+    "make_contradiction_judge",
+]

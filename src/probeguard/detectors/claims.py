@@ -35,15 +35,24 @@ answers into atomic facts with an LLM; this is the offline approximation):
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 from probeguard.models.prompts import looks_like_refusal
 from probeguard.nlp.text import CITATION_MARKER, sentence_spans, words
 
-__all__ = ["AtomicClaim", "clause_spans", "decompose", "factual", "is_hedge", "subject_of", "VERBISH"]
+__all__ = [
+    "AtomicClaim",
+    "clause_spans",
+    "decompose",
+    "factual",
+    "is_hedge",
+    "subject_of",
+    "VERBISH",
+]
 
-VERBISH = frozenset("""
+VERBISH = frozenset(
+    """
 is are was were be been being am isn't aren't wasn't weren't 's 're
 has have had hasn't haven't hadn't
 do does did doesn't don't didn't
@@ -59,7 +68,8 @@ say says said show shows know knows use uses work works live lives lies lie stan
 replace replaces add adds sell sells send sends buy buys own owns write writes wrote
 deliver delivers leave leaves left grow grows grew flow flows build builds built find finds
 found sit sits lay lays set sets carry carries become known born died
-""".split())
+""".split()
+)
 """Words that make a clause verb-ish (besides any word ending in "-ed")."""
 
 _VERB_WINDOW = 4
@@ -71,7 +81,9 @@ _HEDGE = re.compile(
     r"(?:provide|help|answer|say|confirm|verify)|please (?:consult|contact|check|refer)"
     r"|may not be (?:accurate|correct|up to date)|i (?:don't|do not) have (?:access|information)"
     r"|i(?:'m| am) (?:sorry|unable)|(?:consult|contact) (?:a|an|your) (?:professional|expert|"
-    r"lawyer|doctor|advisor))\b", re.IGNORECASE)
+    r"lawyer|doctor|advisor))\b",
+    re.IGNORECASE,
+)
 
 
 @dataclass(frozen=True)
@@ -103,8 +115,9 @@ def _verbish(text: str) -> bool:
     """Holds a verb-ish word: one from ``VERBISH``, or a word ending in "-ed" that does not
     open the text ("Opened electronics ..." opens with an adjective)."""
     ws = words(text)
-    return any(w in VERBISH or (i > 0 and len(w) > 3 and w.endswith("ed"))
-               for i, w in enumerate(ws))
+    return any(
+        w in VERBISH or (i > 0 and len(w) > 3 and w.endswith("ed")) for i, w in enumerate(ws)
+    )
 
 
 def _comma_before_verb(text: str) -> bool:
@@ -113,7 +126,7 @@ def _comma_before_verb(text: str) -> bool:
     for m in re.finditer(r"\S+", text):
         w = words(m.group(0))
         if w and w[0] in VERBISH:
-            return "," in text[:m.start()]
+            return "," in text[: m.start()]
     return False
 
 
@@ -123,7 +136,7 @@ def subject_of(text: str) -> str | None:
     for m in re.finditer(r"\S+", text):
         w = words(m.group(0))
         if w and (w[0] in VERBISH or (len(w[0]) > 3 and w[0].endswith("ed"))):
-            subject = text[:m.start()].strip(" ,")
+            subject = text[: m.start()].strip(" ,")
             return subject or None
     return None
 
@@ -135,12 +148,13 @@ def clause_spans(sentence: str) -> list[tuple[int, int]]:
     spans = [(0, len(sentence))]
     for m in _CUT.finditer(sentence):
         start, _ = spans[-1]
-        left = sentence[start:m.start()]
+        left = sentence[start : m.start()]
         nxt = _CUT.search(sentence, m.end())
-        right_part = sentence[m.end():] if nxt is None else sentence[m.end():nxt.start()]
+        right_part = sentence[m.end() :] if nxt is None else sentence[m.end() : nxt.start()]
         head = " ".join(right_part.split()[:_VERB_WINDOW])
-        if _verbish(left) and (m.group(0).strip() == ";" or (
-                _verbish(head) and not _comma_before_verb(right_part))):
+        if _verbish(left) and (
+            m.group(0).strip() == ";" or (_verbish(head) and not _comma_before_verb(right_part))
+        ):
             spans[-1] = (start, m.start())
             spans.append((m.end(), len(sentence)))
     return spans
@@ -154,8 +168,9 @@ def _tidy(text: str) -> str:
 
 
 def _cited(text: str) -> tuple[int, ...]:
-    return tuple(int(n) for m in CITATION_MARKER.finditer(text)
-                 for n in re.findall(r"\d+", m.group(0)))
+    return tuple(
+        int(n) for m in CITATION_MARKER.finditer(text) for n in re.findall(r"\d+", m.group(0))
+    )
 
 
 def _resolve(text: str, previous: str | None) -> tuple[str, str | None]:
@@ -166,8 +181,8 @@ def _resolve(text: str, previous: str | None) -> tuple[str, str | None]:
     first = m.group(1).lower()
     if first not in _PRONOUN_SUBJECTS and first not in _POSSESSIVES:
         return text, None
-    if first in _PRONOUN_SUBJECTS:   # "This fee applies" is a determiner, not a pronoun
-        after = words(text[m.end():])
+    if first in _PRONOUN_SUBJECTS:  # "This fee applies" is a determiner, not a pronoun
+        after = words(text[m.end() :])
         if not after or not (after[0] in VERBISH or after[0].endswith("ed")):
             return text, None
     subject = subject_of(previous)
@@ -178,7 +193,7 @@ def _resolve(text: str, previous: str | None) -> tuple[str, str | None]:
         return text, None
     subject = subject[:1].upper() + subject[1:]
     replacement = subject + "'s" if first in _POSSESSIVES else subject
-    return replacement + text[m.end():], subject
+    return replacement + text[m.end() :], subject
 
 
 _CITED_END = re.compile(r"\[\d{1,3}(?:\s*,\s*\d{1,3})*\](?=\s+[A-Z])")
@@ -216,8 +231,17 @@ def decompose(answer: str) -> list[AtomicClaim]:
             if ci == 0:
                 left_subject = subject_of(text)
             hedge = is_hedge(text)
-            out.append(AtomicClaim(text=text, start=s + cs, end=s + ce, sentence=si,
-                                   citations=_cited(source), resolved=resolved, hedge=hedge))
+            out.append(
+                AtomicClaim(
+                    text=text,
+                    start=s + cs,
+                    end=s + ce,
+                    sentence=si,
+                    citations=_cited(source),
+                    resolved=resolved,
+                    hedge=hedge,
+                )
+            )
             if not hedge:
                 previous = text
     return out

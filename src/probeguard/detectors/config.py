@@ -8,7 +8,6 @@ from pydantic import Field, field_validator
 
 from probeguard.core.config import StrictModel
 
-
 JUDGE_NAMES = ("offline", "nli", "llm")
 
 

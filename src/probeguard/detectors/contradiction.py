@@ -57,17 +57,29 @@ from __future__ import annotations
 import math
 import re
 import threading
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Mapping, Protocol, Sequence, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from probeguard.core.errors import MissingExtraError
 from probeguard.core.plugins import build
-from probeguard.nlp.text import content_words, contains_answer, sentence_spans, words
+from probeguard.models.generators.extractive import stem
+from probeguard.nlp.text import contains_answer, content_words, sentence_spans, words
 
 __all__ = [
-    "CHANGE_KINDS", "CONTRADICTION_JUDGES", "Claim", "ContradictionJudge", "DateMention",
-    "Decision", "NLIContradictionJudge", "NumberMention", "OfflineContradictionJudge",
-    "date_mentions", "flags_conflict", "make_contradiction_judge", "negation_parity",
+    "CHANGE_KINDS",
+    "CONTRADICTION_JUDGES",
+    "Claim",
+    "ContradictionJudge",
+    "DateMention",
+    "Decision",
+    "NLIContradictionJudge",
+    "NumberMention",
+    "OfflineContradictionJudge",
+    "date_mentions",
+    "flags_conflict",
+    "make_contradiction_judge",
+    "negation_parity",
     "number_mentions",
 ]
 
@@ -89,7 +101,7 @@ class Claim:
     """Where ``value`` lies in ``sentence``, when known (else its first occurrence)."""
 
     @classmethod
-    def of(cls, claim: "Claim | str") -> "Claim":
+    def of(cls, claim: Claim | str) -> Claim:
         """A ``Claim`` as is; a plain string is both the sentence and the value."""
         return claim if isinstance(claim, Claim) else cls(sentence=claim, value=claim)
 
@@ -107,10 +119,14 @@ class Decision:
     detail: dict[str, Any] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
-        return {"outcome": self.outcome, "judge": self.judge,
-                "asserts_original": self.asserts_original,
-                "asserts_contradicting": self.asserts_contradicting,
-                "flagged_conflict": self.flagged_conflict, "detail": dict(self.detail)}
+        return {
+            "outcome": self.outcome,
+            "judge": self.judge,
+            "asserts_original": self.asserts_original,
+            "asserts_contradicting": self.asserts_contradicting,
+            "flagged_conflict": self.flagged_conflict,
+            "detail": dict(self.detail),
+        }
 
 
 @runtime_checkable
@@ -119,16 +135,14 @@ class ContradictionJudge(Protocol):
 
     name: str
 
-    def judge(self, answer: str, original_claim: Claim | str, contradicting_claim: Claim | str,
-              kind: str) -> Decision:
-        ...
+    def judge(
+        self, answer: str, original_claim: Claim | str, contradicting_claim: Claim | str, kind: str
+    ) -> Decision: ...
 
-    def config(self) -> dict[str, Any]:
-        ...
+    def config(self) -> dict[str, Any]: ...
 
 
-def _outcome(judge: str, orig: bool, new: bool, flagged: bool,
-             detail: dict[str, Any]) -> Decision:
+def _outcome(judge: str, orig: bool, new: bool, flagged: bool, detail: dict[str, Any]) -> Decision:
     if new and orig:
         outcome: Outcome = "held" if flagged else "incoherent"
     elif new:
@@ -145,7 +159,8 @@ _CONFLICT = re.compile(
     r"|unclear which|(?:sources|documents|records) (?:differ|vary)"
     r"|(?:another|other|a different|one) (?:source|document|record|version)s? (?:says?|states?|"
     r"gives?|lists?|claims?))\b",
-    re.IGNORECASE)
+    re.IGNORECASE,
+)
 
 
 def flags_conflict(answer: str) -> bool:
@@ -154,19 +169,45 @@ def flags_conflict(answer: str) -> bool:
 
 
 # -- numbers ------------------------------------------------------------------------------
-_UNITS = {"zero": 0, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
-          "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13,
-          "fourteen": 14, "fifteen": 15, "sixteen": 16, "seventeen": 17, "eighteen": 18,
-          "nineteen": 19}
+_UNITS = {
+    "zero": 0,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+    "eleven": 11,
+    "twelve": 12,
+    "thirteen": 13,
+    "fourteen": 14,
+    "fifteen": 15,
+    "sixteen": 16,
+    "seventeen": 17,
+    "eighteen": 18,
+    "nineteen": 19,
+}
 _ONES = {"one": 1, **{k: v for k, v in _UNITS.items() if 2 <= v <= 9}}
-_TENS = {"twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70,
-         "eighty": 80, "ninety": 90}
+_TENS = {
+    "twenty": 20,
+    "thirty": 30,
+    "forty": 40,
+    "fifty": 50,
+    "sixty": 60,
+    "seventy": 70,
+    "eighty": 80,
+    "ninety": 90,
+}
 _WORD_OF = {v: k for k, v in {**_UNITS, "one": 1, **_TENS}.items()}
 # "one" alone is left out: it is far more often a pronoun ("one of the ...") than a count.
 _NUMBER_WORD = re.compile(
     r"\b(?:(?P<tens>" + "|".join(_TENS) + r")(?:[-\s](?P<ones>" + "|".join(_ONES) + r"))?"
     r"|(?P<unit>" + "|".join(sorted(_UNITS, key=len, reverse=True)) + r"))\b",
-    re.IGNORECASE)
+    re.IGNORECASE,
+)
 _NUMBER_DIGITS = re.compile(
     r"(?<![\w.+/:(])(?<!\d-)(?<!\d,)"
     r"(?P<cur>[$€£]\s?)?"
@@ -174,7 +215,8 @@ _NUMBER_DIGITS = re.compile(
     r"(?!\w|[-/:]\d|[.,]\d|\))"
     r"(?P<pct>\s?%|\s?per\s?cent\b)?"
     r"(?P<curword>\s(?:dollars?|euros?|pounds?|USD|EUR|GBP)\b)?",
-    re.IGNORECASE)
+    re.IGNORECASE,
+)
 
 
 @dataclass(frozen=True)
@@ -232,11 +274,13 @@ def number_mentions(text: str, *, skip_dates: bool = True) -> list[NumberMention
         if in_date(*m.span()):
             continue
         if m.group("tens"):
-            value = float(_TENS[m.group("tens").lower()]
-                          + (_ONES[m.group("ones").lower()] if m.group("ones") else 0))
+            value = float(
+                _TENS[m.group("tens").lower()]
+                + (_ONES[m.group("ones").lower()] if m.group("ones") else 0)
+            )
         else:
             value = float(_UNITS[m.group("unit").lower()])
-        rest = text[m.end():m.end() + 12]
+        rest = text[m.end() : m.end() + 12]
         pct = re.match(r"\s?(%|per\s?cent\b)", rest, re.IGNORECASE)
         kind = "percent" if pct else "plain"
         end = m.end() + (pct.end() if pct else 0)
@@ -252,8 +296,20 @@ def same_number(a: NumberMention, b: NumberMention) -> bool:
 
 
 # -- dates --------------------------------------------------------------------------------
-MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August",
-          "September", "October", "November", "December")
+MONTHS = (
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+)
 _MONTH_NUMBER = {m: i + 1 for i, m in enumerate(MONTHS)}
 _MONTH_NUMBER.update({m[:3]: i + 1 for i, m in enumerate(MONTHS)})
 _MONTH_NUMBER["Sept"] = 9
@@ -272,16 +328,49 @@ _DATE_PATTERNS = (
 )
 
 
-_YEAR_CUES = frozenset({"in", "since", "by", "from", "until", "till", "of", "year", "around",
-                        "circa", "c", "ca", "before", "after", "during", "between", "and", "to",
-                        "or", "early", "late", "mid", "spring", "summer", "autumn", "fall",
-                        "winter", "dated", "effective", "founded", "born", "died", "built"})
+_YEAR_CUES = frozenset(
+    {
+        "in",
+        "since",
+        "by",
+        "from",
+        "until",
+        "till",
+        "of",
+        "year",
+        "around",
+        "circa",
+        "c",
+        "ca",
+        "before",
+        "after",
+        "during",
+        "between",
+        "and",
+        "to",
+        "or",
+        "early",
+        "late",
+        "mid",
+        "spring",
+        "summer",
+        "autumn",
+        "fall",
+        "winter",
+        "dated",
+        "effective",
+        "founded",
+        "born",
+        "died",
+        "built",
+    }
+)
 
 
 def _year_context(text: str, start: int) -> bool:
     """A bare four-digit number is a year only after a cue word ("in 1889", "since 2020",
     "founded 1874") or an opening bracket; otherwise it is a quantity ("costs 1299")."""
-    before = text[max(0, start - 24):start].rstrip()
+    before = text[max(0, start - 24) : start].rstrip()
     if before.endswith(("(", "[")):
         return True
     m = re.search(r"([A-Za-z]+)\.?$", before)
@@ -334,8 +423,18 @@ def date_mentions(text: str, *, any_year: bool = False) -> list[DateMention]:
             else:
                 month, month_span = None, None
             year = int(groups["year"]) if groups.get("year") else None
-            out.append(DateMention(s, e, fmt, year, month, day, month_span,
-                                   m.span("year") if year is not None else None))
+            out.append(
+                DateMention(
+                    s,
+                    e,
+                    fmt,
+                    year,
+                    month,
+                    day,
+                    month_span,
+                    m.span("year") if year is not None else None,
+                )
+            )
             taken.append((s, e))
     out.sort(key=lambda d: d.start)
     return out
@@ -346,13 +445,15 @@ def _date_asserts(mention: DateMention, claim: DateMention, diff: Sequence[str])
     for f in diff:
         if mf[f] is None or mf[f] != cf[f]:
             return False
-    return all(mf[f] == cf[f] for f in mf if f not in diff and mf[f] is not None
-               and cf[f] is not None)
+    return all(
+        mf[f] == cf[f] for f in mf if f not in diff and mf[f] is not None and cf[f] is not None
+    )
 
 
 # -- negation -----------------------------------------------------------------------------
-NEGATION_CUES = frozenset({"not", "no", "never", "cannot", "none", "nobody", "nothing",
-                           "neither", "nor"})
+NEGATION_CUES = frozenset(
+    {"not", "no", "never", "cannot", "none", "nobody", "nothing", "neither", "nor"}
+)
 
 
 def _is_negation(word: str) -> bool:
@@ -373,13 +474,11 @@ def _value_phrase(claim: Claim) -> str | None:
         span = m.span() if m else None
     if span is None:
         return None
-    phrase = words(claim.sentence[span[0]:span[1]]) + words(claim.sentence[span[1]:])[:1]
+    phrase = words(claim.sentence[span[0] : span[1]]) + words(claim.sentence[span[1] :])[:1]
     return " ".join(phrase) if phrase else None
 
 
 def _claim_terms(sentence: str) -> frozenset[str]:
-    from probeguard.models.generators.extractive import stem
-
     return frozenset(stem(w) for w in content_words(sentence) if not _is_negation(w))
 
 
@@ -402,8 +501,9 @@ class OfflineContradictionJudge:
     def config(self) -> dict[str, Any]:
         return {"name": self.name, "version": self.version, "min_overlap": self.min_overlap}
 
-    def judge(self, answer: str, original_claim: Claim | str, contradicting_claim: Claim | str,
-              kind: str) -> Decision:
+    def judge(
+        self, answer: str, original_claim: Claim | str, contradicting_claim: Claim | str, kind: str
+    ) -> Decision:
         orig, new = Claim.of(original_claim), Claim.of(contradicting_claim)
         flagged = flags_conflict(answer)
         if kind == "number":
@@ -421,26 +521,44 @@ class OfflineContradictionJudge:
     def _numbers(self, answer: str, orig: Claim, new: Claim, flagged: bool) -> Decision:
         o, n = number_mentions(orig.value), number_mentions(new.value)
         if not o or not n:
-            return Decision("unscored", self.name, detail={
-                "reason": "a claim value holds no number", "original": orig.value,
-                "contradicting": new.value})
+            return Decision(
+                "unscored",
+                self.name,
+                detail={
+                    "reason": "a claim value holds no number",
+                    "original": orig.value,
+                    "contradicting": new.value,
+                },
+            )
         mentions = number_mentions(answer)
         a_orig = any(same_number(m, o[0]) for m in mentions)
         a_new = any(same_number(m, n[0]) for m in mentions)
-        return _outcome(self.name, a_orig, a_new, flagged,
-                        {"rule": "number", "original": o[0].value, "contradicting": n[0].value})
+        return _outcome(
+            self.name,
+            a_orig,
+            a_new,
+            flagged,
+            {"rule": "number", "original": o[0].value, "contradicting": n[0].value},
+        )
 
     def _dates(self, answer: str, orig: Claim, new: Claim, flagged: bool) -> Decision:
         o, n = date_mentions(orig.value, any_year=True), date_mentions(new.value, any_year=True)
         if not o or not n:
-            return Decision("unscored", self.name, detail={
-                "reason": "a claim value holds no date", "original": orig.value,
-                "contradicting": new.value})
+            return Decision(
+                "unscored",
+                self.name,
+                detail={
+                    "reason": "a claim value holds no date",
+                    "original": orig.value,
+                    "contradicting": new.value,
+                },
+            )
         of, nf = o[0].fields(), n[0].fields()
         diff = [f for f in of if of[f] != nf[f]]
         if not diff:
-            return Decision("unscored", self.name,
-                            detail={"reason": "the two claims give the same date"})
+            return Decision(
+                "unscored", self.name, detail={"reason": "the two claims give the same date"}
+            )
         mentions = date_mentions(answer, any_year=True)
         a_orig = any(_date_asserts(m, o[0], diff) for m in mentions)
         a_new = any(_date_asserts(m, n[0], diff) for m in mentions)
@@ -449,15 +567,20 @@ class OfflineContradictionJudge:
     def _negation(self, answer: str, orig: Claim, new: Claim, flagged: bool) -> Decision:
         p_orig, p_new = negation_parity(orig.sentence), negation_parity(new.sentence)
         if p_orig == p_new:
-            return Decision("unscored", self.name,
-                            detail={"reason": "the two claims have the same polarity"})
+            return Decision(
+                "unscored", self.name, detail={"reason": "the two claims have the same polarity"}
+            )
         terms = _claim_terms(orig.sentence) | _claim_terms(new.sentence)
         if not terms:
-            return Decision("unscored", self.name,
-                            detail={"reason": "the claims have no content words"})
+            return Decision(
+                "unscored", self.name, detail={"reason": "the claims have no content words"}
+            )
         phrase_orig, phrase_new = _value_phrase(orig), _value_phrase(new)
-        if phrase_orig is not None and phrase_new is not None and (
-                f" {phrase_orig} " in f" {phrase_new} " or f" {phrase_new} " in f" {phrase_orig} "):
+        if (
+            phrase_orig is not None
+            and phrase_new is not None
+            and (f" {phrase_orig} " in f" {phrase_new} " or f" {phrase_new} " in f" {phrase_orig} ")
+        ):
             phrase_orig = phrase_new = None  # the traces cannot tell the claims apart
         a_orig = a_new = False
         best = 0.0
@@ -476,8 +599,9 @@ class OfflineContradictionJudge:
                 a_new = True
             else:
                 a_orig = True
-        return _outcome(self.name, a_orig, a_new, flagged,
-                        {"rule": "negation", "best_overlap": round(best, 4)})
+        return _outcome(
+            self.name, a_orig, a_new, flagged, {"rule": "negation", "best_overlap": round(best, 4)}
+        )
 
 
 # -- the NLI judge ------------------------------------------------------------------------
@@ -493,9 +617,14 @@ class NLIContradictionJudge:
     name = "nli"
     version = 1
 
-    def __init__(self, model_name: str = "cross-encoder/nli-deberta-v3-base",
-                 threshold: float = 0.5, device: str = "cpu", batch_size: int = 16,
-                 max_length: int = 512) -> None:
+    def __init__(
+        self,
+        model_name: str = "cross-encoder/nli-deberta-v3-base",
+        threshold: float = 0.5,
+        device: str = "cpu",
+        batch_size: int = 16,
+        max_length: int = 512,
+    ) -> None:
         if not 0.0 < threshold < 1.0:
             raise ValueError(f"threshold must lie in (0, 1), got {threshold}")
         self.model_name = model_name
@@ -508,8 +637,13 @@ class NLIContradictionJudge:
         self._lock = threading.Lock()
 
     def config(self) -> dict[str, Any]:
-        return {"name": self.name, "version": self.version, "model": self.model_name,
-                "threshold": self.threshold, "max_length": self.max_length}
+        return {
+            "name": self.name,
+            "version": self.version,
+            "model": self.model_name,
+            "threshold": self.threshold,
+            "max_length": self.max_length,
+        }
 
     def _load(self) -> Any:
         with self._lock:
@@ -517,12 +651,17 @@ class NLIContradictionJudge:
                 try:
                     from sentence_transformers import CrossEncoder
                 except ImportError as exc:
-                    raise MissingExtraError("sentence-transformers", "sentence_transformers",
-                                            hint=f"the NLI judge runs {self.model_name}") from exc
-                model = CrossEncoder(self.model_name, device=self.device,
-                                     max_length=self.max_length)
-                id2label = getattr(getattr(getattr(model, "model", None), "config", None),
-                                   "id2label", None)
+                    raise MissingExtraError(
+                        "sentence-transformers",
+                        "sentence_transformers",
+                        hint=f"the NLI judge runs {self.model_name}",
+                    ) from exc
+                model = CrossEncoder(
+                    self.model_name, device=self.device, max_length=self.max_length
+                )
+                id2label = getattr(
+                    getattr(getattr(model, "model", None), "config", None), "id2label", None
+                )
                 if isinstance(id2label, Mapping) and len(id2label) == 3:
                     self._labels = tuple(str(id2label[i]).lower() for i in sorted(id2label))
                 self._model = model
@@ -535,17 +674,22 @@ class NLIContradictionJudge:
         if not pairs:
             return []
         model = self._load()
-        logits = np.asarray(model.predict(list(pairs), batch_size=self.batch_size,
-                                          show_progress_bar=False), dtype=np.float64)
+        logits = np.asarray(
+            model.predict(list(pairs), batch_size=self.batch_size, show_progress_bar=False),
+            dtype=np.float64,
+        )
         logits = logits.reshape(len(pairs), -1)
         z = np.exp(logits - logits.max(axis=1, keepdims=True))
         probs = z / z.sum(axis=1, keepdims=True)
         return [{label: float(p[i]) for i, label in enumerate(self._labels)} for p in probs]
 
-    def judge(self, answer: str, original_claim: Claim | str, contradicting_claim: Claim | str,
-              kind: str) -> Decision:
+    def judge(
+        self, answer: str, original_claim: Claim | str, contradicting_claim: Claim | str, kind: str
+    ) -> Decision:
         if kind not in CHANGE_KINDS:
-            raise ValueError(f"unknown contradiction kind {kind!r}; known: {', '.join(CHANGE_KINDS)}")
+            raise ValueError(
+                f"unknown contradiction kind {kind!r}; known: {', '.join(CHANGE_KINDS)}"
+            )
         orig, new = Claim.of(original_claim), Claim.of(contradicting_claim)
         flagged = flags_conflict(answer)
         sentences = [answer[s:e] for s, e in sentence_spans(answer)]
@@ -561,8 +705,13 @@ class NLIContradictionJudge:
                 a_new = True
             if by_orig.get("entailment", 0.0) >= t and by_new.get("contradiction", 0.0) >= t:
                 a_orig = True
-        return _outcome(self.name, a_orig, a_new, flagged,
-                        {"rule": "nli", "model": self.model_name, "sentences": len(sentences)})
+        return _outcome(
+            self.name,
+            a_orig,
+            a_new,
+            flagged,
+            {"rule": "nli", "model": self.model_name, "sentences": len(sentences)},
+        )
 
 
 # -- factory ------------------------------------------------------------------------------

@@ -44,17 +44,25 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Sequence
 
 from probeguard.core.documents import Document
 from probeguard.core.pipeline import PipelineOutput, RetrievedChunk
+from probeguard.models.generators.extractive import stem
 from probeguard.models.prompts import looks_like_refusal
 from probeguard.nlp.text import CITATION_MARKER, content_words, sentence_spans, words
 
-__all__ = ["ATTACK_PATTERNS", "CorpusIndex", "Quotation", "VERSION", "attack_phrases",
-           "find_quotation", "is_refusal"]
+__all__ = [
+    "ATTACK_PATTERNS",
+    "CorpusIndex",
+    "Quotation",
+    "VERSION",
+    "attack_phrases",
+    "find_quotation",
+    "is_refusal",
+]
 
 VERSION = 1
 """Bumped whenever a rule here changes (probes record it in their evidence)."""
@@ -63,20 +71,23 @@ _MIN_PIECE = 3
 _TOKEN = re.compile(r"\w+")
 _MIN_OVERLAP_WORDS = 3
 
-ATTACK_PATTERNS: tuple[re.Pattern[str], ...] = tuple(re.compile(p, re.IGNORECASE) for p in (
-    r"\bignore (?:all |any )?(?:of )?(?:your |the |my )?(?:previous|prior|earlier|above) "
-    r"(?:instructions|directions|rules|prompts?)\b",
-    r"\bdisregard (?:all |any )?(?:of )?(?:your |the )?(?:previous |prior |above )?"
-    r"(?:instructions|rules|guidelines)\b",
-    r"\bsystem prompt\b",
-    r"\breply only with\b",
-    r"\brespond only with\b",
-    r"\bsystem (?:note|update|override|message)\b",
-    r"\byou are now (?:in |an? |the )?\w+",
-    r"\bdeveloper mode\b",
-    r"\breveal (?:the |your )?(?:system prompt|discount codes?|password|instructions|"
-    r"customer list|secrets?)\b",
-))
+ATTACK_PATTERNS: tuple[re.Pattern[str], ...] = tuple(
+    re.compile(p, re.IGNORECASE)
+    for p in (
+        r"\bignore (?:all |any )?(?:of )?(?:your |the |my )?(?:previous|prior|earlier|above) "
+        r"(?:instructions|directions|rules|prompts?)\b",
+        r"\bdisregard (?:all |any )?(?:of )?(?:your |the )?(?:previous |prior |above )?"
+        r"(?:instructions|rules|guidelines)\b",
+        r"\bsystem prompt\b",
+        r"\breply only with\b",
+        r"\brespond only with\b",
+        r"\bsystem (?:note|update|override|message)\b",
+        r"\byou are now (?:in |an? |the )?\w+",
+        r"\bdeveloper mode\b",
+        r"\breveal (?:the |your )?(?:system prompt|discount codes?|password|instructions|"
+        r"customer list|secrets?)\b",
+    )
+)
 """Instruction-like phrases that attack text uses (and benign security pages quote)."""
 
 
@@ -98,8 +109,6 @@ def attack_phrases(text: str) -> list[str]:
 
 
 def _stem(word: str) -> str:
-    from probeguard.models.generators.extractive import stem
-
     return stem(word)
 
 
@@ -127,8 +136,7 @@ class CorpusIndex:
     @cached_property
     def stems(self) -> frozenset[str]:
         """Stems of every word of every title and text (stopwords included)."""
-        return frozenset(_stem(w) for d in self.documents
-                         for w in words(f"{d.title}\n{d.text}"))
+        return frozenset(_stem(w) for d in self.documents for w in words(f"{d.title}\n{d.text}"))
 
     @cached_property
     def _by_id(self) -> dict[str, Document]:
@@ -140,8 +148,11 @@ class CorpusIndex:
         cached = self._sentences.get(doc_id)
         if cached is None:
             doc = self._by_id.get(doc_id)
-            cached = () if doc is None else tuple(
-                _stems(doc.text[s:e]) for s, e in sentence_spans(doc.text))
+            cached = (
+                ()
+                if doc is None
+                else tuple(_stems(doc.text[s:e]) for s, e in sentence_spans(doc.text))
+            )
             self._sentences[doc_id] = cached
         return cached
 
@@ -217,8 +228,9 @@ def _pieces(answer: str) -> list[str]:
     return [p for p in (" ".join(x.split()) for x in out) if len(p) >= _MIN_PIECE]
 
 
-def _neighbour_sentences(retrieved: Sequence[RetrievedChunk], index: CorpusIndex | None
-                         ) -> list[tuple[str, frozenset[str]]]:
+def _neighbour_sentences(
+    retrieved: Sequence[RetrievedChunk], index: CorpusIndex | None
+) -> list[tuple[str, frozenset[str]]]:
     """(document id, stemmed content words) of each sentence of the retrieved chunks, then
     of the whole documents they come from (the answer's neighbourhood)."""
     ranked = sorted(retrieved, key=lambda r: r.rank)
@@ -229,8 +241,13 @@ def _neighbour_sentences(retrieved: Sequence[RetrievedChunk], index: CorpusIndex
     return out
 
 
-def find_quotation(answer: str, retrieved: Sequence[RetrievedChunk], index: CorpusIndex | None,
-                   *, min_overlap: float = 0.8) -> Quotation:
+def find_quotation(
+    answer: str,
+    retrieved: Sequence[RetrievedChunk],
+    index: CorpusIndex | None,
+    *,
+    min_overlap: float = 0.8,
+) -> Quotation:
     """Is ``answer`` made of text from the retrieved chunks or the corpus (module docstring)?"""
     pieces = _pieces(answer)
     if not pieces:
@@ -252,11 +269,17 @@ def find_quotation(answer: str, retrieved: Sequence[RetrievedChunk], index: Corp
             if len(stems) >= _MIN_OVERLAP_WORDS:
                 if near is None:
                     near = _neighbour_sentences(retrieved, index)
-                source = next((d for d, s in near
-                               if len(stems & s) >= min_overlap * len(stems)), None)
+                source = next(
+                    (d for d, s in near if len(stems & s) >= min_overlap * len(stems)), None
+                )
         if source is None:
             unquoted.append(piece)
         elif source not in doc_ids:
             doc_ids.append(source)
-    return Quotation(quoted=not unquoted, verbatim=verbatim_all and not unquoted,
-                     doc_ids=tuple(doc_ids), pieces=len(pieces), unquoted=tuple(unquoted[:3]))
+    return Quotation(
+        quoted=not unquoted,
+        verbatim=verbatim_all and not unquoted,
+        doc_ids=tuple(doc_ids),
+        pieces=len(pieces),
+        unquoted=tuple(unquoted[:3]),
+    )

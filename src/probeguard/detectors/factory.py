@@ -16,10 +16,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from probeguard.core.errors import InputError
 from probeguard.detectors.config import JudgeConfig
 from probeguard.detectors.judges import Consensus, Judge, PositionSwap
+from probeguard.detectors.llm_judge import LlmJudge
+from probeguard.detectors.nli_judge import NliJudge
 from probeguard.detectors.offline_judge import OfflineJudge
-from probeguard.core.errors import InputError
 
 __all__ = ["Judges", "build_judges"]
 
@@ -39,9 +41,12 @@ class Judges:
 
     def describe(self) -> dict[str, Any]:
         """Name and fingerprint of each judge, for eval.json and the report."""
-        return {"claims": self.claims.name, "claims_fingerprint": self.claims.fingerprint(),
-                "relevance": getattr(self.relevance, "name", "?"),
-                "relevance_fingerprint": self.relevance.fingerprint()}
+        return {
+            "claims": self.claims.name,
+            "claims_fingerprint": self.claims.fingerprint(),
+            "relevance": getattr(self.relevance, "name", "?"),
+            "relevance_fingerprint": self.relevance.fingerprint(),
+        }
 
 
 def _one(name: str, config: JudgeConfig) -> Judge:
@@ -49,10 +54,7 @@ def _one(name: str, config: JudgeConfig) -> Judge:
         if name == "offline":
             return OfflineJudge(**config.offline.model_dump())
         if name == "nli":
-            from probeguard.detectors.nli_judge import NliJudge
-
             return NliJudge(**config.nli.model_dump())
-        from probeguard.detectors.llm_judge import LlmJudge
 
         return LlmJudge(**config.llm.model_dump())
     except (ValueError, TypeError) as exc:
@@ -63,8 +65,11 @@ def build_judges(config: JudgeConfig) -> Judges:
     """The claim and relevance judges of ``config`` (rules in the module docstring)."""
     names = list(config.consensus.judges) if config.consensus else [config.name]
     built = {n: _one(n, config) for n in names}
-    claims: Judge = (Consensus([built[n] for n in names], config.consensus.rule)
-                     if config.consensus else built[config.name])
+    claims: Judge = (
+        Consensus([built[n] for n in names], config.consensus.rule)
+        if config.consensus
+        else built[config.name]
+    )
     if config.position_swap:
         claims = PositionSwap(claims)
     use_llm = config.relevance == "llm" or (config.relevance == "auto" and "llm" in names)

@@ -26,17 +26,29 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal, Protocol, Sequence, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
 
-from probeguard.detectors.claims import AtomicClaim
 from probeguard.core.hashing import digest
 from probeguard.core.pipeline import Context
+from probeguard.detectors.claims import AtomicClaim
 from probeguard.stats import Estimate, wilson
 
-__all__ = ["LABELS", "Consensus", "Judge", "Judgment", "Label", "LlmJudge", "NliJudge",
-           "OfflineJudge", "PositionSwap", "Relevance", "RelevanceJudge", "Verdict", "agreement",
-           "as_contexts", "best_sentence", "claim_texts"]
+__all__ = [
+    "LABELS",
+    "Consensus",
+    "Judge",
+    "Judgment",
+    "Label",
+    "PositionSwap",
+    "Relevance",
+    "RelevanceJudge",
+    "Verdict",
+    "agreement",
+    "as_contexts",
+    "claim_texts",
+]
 
 Label = Literal["supported", "contradicted", "unsupported", "unscored"]
 LABELS: tuple[str, ...] = ("supported", "contradicted", "unsupported", "unscored")
@@ -66,10 +78,15 @@ class Verdict:
         return self.label != "unscored"
 
     def as_dict(self) -> dict[str, Any]:
-        return {"label": self.label, "score": None if math.isnan(self.score) else self.score,
-                "chunk_id": self.chunk_id, "evidence": self.evidence,
-                "span": list(self.span) if self.span else None, "reason": self.reason,
-                "retries": self.retries}
+        return {
+            "label": self.label,
+            "score": None if math.isnan(self.score) else self.score,
+            "chunk_id": self.chunk_id,
+            "evidence": self.evidence,
+            "span": list(self.span) if self.span else None,
+            "reason": self.reason,
+            "retries": self.retries,
+        }
 
 
 @dataclass(frozen=True)
@@ -92,13 +109,14 @@ class Judgment:
     judge: str
     """The judge's name (its ``fingerprint()`` is in ``detail``)."""
     detail: dict[str, Any] = field(default_factory=dict)
-    parts: tuple["Judgment", ...] = ()
+    parts: tuple[Judgment, ...] = ()
     """Wrappers keep the matrices they combined (swap: given order, reversed order realigned;
     consensus: one per judge)."""
 
     def __post_init__(self) -> None:
         if len(self.verdicts) != len(self.claims) or any(
-                len(row) != len(self.contexts) for row in self.verdicts):
+            len(row) != len(self.contexts) for row in self.verdicts
+        ):
             raise ValueError("a judgment needs one row per claim and one column per context")
 
     @property
@@ -125,8 +143,7 @@ class Judgment:
         found = [(j, v) for j, v in enumerate(self.verdicts[i]) if v.label == label]
         if not found:
             return None
-        return max(found, key=lambda jv: (0.0 if math.isnan(jv[1].score) else jv[1].score,
-                                          -jv[0]))
+        return max(found, key=lambda jv: (0.0 if math.isnan(jv[1].score) else jv[1].score, -jv[0]))
 
     def chunk_relevant(self, j: int) -> bool | None:
         """Chunk ``j`` supports some claim (True); supports none and some cell is unscored
@@ -139,10 +156,13 @@ class Judgment:
         return False
 
     def as_dict(self) -> dict[str, Any]:
-        return {"judge": self.judge, "claims": list(self.claims),
-                "chunk_ids": [c.chunk_id for c in self.contexts],
-                "verdicts": [[v.as_dict() for v in row] for row in self.verdicts],
-                "detail": self.detail}
+        return {
+            "judge": self.judge,
+            "claims": list(self.claims),
+            "chunk_ids": [c.chunk_id for c in self.contexts],
+            "verdicts": [[v.as_dict() for v in row] for row in self.verdicts],
+            "detail": self.detail,
+        }
 
 
 def claim_texts(claims: Sequence[str | AtomicClaim]) -> tuple[str, ...]:
@@ -152,8 +172,10 @@ def claim_texts(claims: Sequence[str | AtomicClaim]) -> tuple[str, ...]:
 
 def as_contexts(contexts: Sequence[Context | str]) -> tuple[Context, ...]:
     """``Context``s as given; a plain string becomes ``Context("ctx-<rank>", text)``."""
-    return tuple(c if isinstance(c, Context) else Context(f"ctx-{i + 1}", str(c))
-                 for i, c in enumerate(contexts))
+    return tuple(
+        c if isinstance(c, Context) else Context(f"ctx-{i + 1}", str(c))
+        for i, c in enumerate(contexts)
+    )
 
 
 # -- protocols ----------------------------------------------------------------------------
@@ -163,9 +185,9 @@ class Judge(Protocol):
 
     name: str
 
-    def judge(self, claims: Sequence[str | AtomicClaim],
-              contexts: Sequence[Context | str]) -> Judgment:
-        ...
+    def judge(
+        self, claims: Sequence[str | AtomicClaim], contexts: Sequence[Context | str]
+    ) -> Judgment: ...
 
     def fingerprint(self) -> str:
         """Cache key part: changes whenever the judge could judge differently."""
@@ -176,8 +198,7 @@ class Judge(Protocol):
 class RelevanceJudge(Protocol):
     """Judges whether statements are relevant to a question."""
 
-    def relevance(self, question: str, statements: Sequence[str]) -> list[Relevance]:
-        ...
+    def relevance(self, question: str, statements: Sequence[str]) -> list[Relevance]: ...
 
 
 # -- bias mitigation ----------------------------------------------------------------------
@@ -190,11 +211,13 @@ class PositionSwap:
     the Wilson estimate of cells that agree, over cells both passes scored (Zheng et al. 2023,
     "Judging LLM-as-a-Judge", swap positions and count inconsistent verdicts)."""
 
-    def __init__(self, judge: Judge, on_disagreement: Literal["unscored", "first"] = "unscored"
-                 ) -> None:
+    def __init__(
+        self, judge: Judge, on_disagreement: Literal["unscored", "first"] = "unscored"
+    ) -> None:
         if on_disagreement not in ("unscored", "first"):
-            raise ValueError(f"on_disagreement must be 'unscored' or 'first', got "
-                             f"{on_disagreement!r}")
+            raise ValueError(
+                f"on_disagreement must be 'unscored' or 'first', got {on_disagreement!r}"
+            )
         self.inner = judge
         self.on_disagreement = on_disagreement
         self.name = f"swap({judge.name})"
@@ -202,8 +225,9 @@ class PositionSwap:
     def fingerprint(self) -> str:
         return digest({"swap": self.inner.fingerprint(), "on": self.on_disagreement})[:16]
 
-    def judge(self, claims: Sequence[str | AtomicClaim],
-              contexts: Sequence[Context | str]) -> Judgment:
+    def judge(
+        self, claims: Sequence[str | AtomicClaim], contexts: Sequence[Context | str]
+    ) -> Judgment:
         ctxs = as_contexts(contexts)
         first = self.inner.judge(claims, ctxs)
         second = self.inner.judge(claims, ctxs[::-1])
@@ -217,19 +241,34 @@ class PositionSwap:
                 if a.scored and b.scored:
                     both += 1
                 if a.label != b.label:
-                    disagreements.append({"claim": i, "chunk_id": ctxs[j].chunk_id,
-                                          "given_order": a.label, "reversed": b.label})
+                    disagreements.append(
+                        {
+                            "claim": i,
+                            "chunk_id": ctxs[j].chunk_id,
+                            "given_order": a.label,
+                            "reversed": b.label,
+                        }
+                    )
                     if self.on_disagreement == "unscored":
-                        a = replace(a, label="unscored", score=NAN,
-                                    reason=f"position bias: {a.label} with the contexts in the "
-                                           f"given order, {b.label} reversed")
+                        a = replace(
+                            a,
+                            label="unscored",
+                            score=NAN,
+                            reason=f"position bias: {a.label} with the contexts in the "
+                            f"given order, {b.label} reversed",
+                        )
                 row.append(a)
             rows.append(tuple(row))
-        scored_disagree = sum(1 for d in disagreements
-                              if "unscored" not in (d["given_order"], d["reversed"]))
-        detail = {"fingerprint": self.fingerprint(), "position_swap": {
-            "disagreements": disagreements,
-            "agreement": wilson(both - scored_disagree, both).model_dump()}}
+        scored_disagree = sum(
+            1 for d in disagreements if "unscored" not in (d["given_order"], d["reversed"])
+        )
+        detail = {
+            "fingerprint": self.fingerprint(),
+            "position_swap": {
+                "disagreements": disagreements,
+                "agreement": wilson(both - scored_disagree, both).model_dump(),
+            },
+        }
         return Judgment(first.claims, ctxs, tuple(rows), self.name, detail, (first, second))
 
 
@@ -239,8 +278,9 @@ class Consensus:
     gave. No winner → ``unscored`` with the votes in the reason. A winning cell keeps the
     mean score of the judges that gave the label and the first one's evidence."""
 
-    def __init__(self, judges: Sequence[Judge], rule: Literal["majority", "unanimous"] = "majority"
-                 ) -> None:
+    def __init__(
+        self, judges: Sequence[Judge], rule: Literal["majority", "unanimous"] = "majority"
+    ) -> None:
         if rule not in ("majority", "unanimous"):
             raise ValueError(f"rule must be 'majority' or 'unanimous', got {rule!r}")
         if len(judges) < 2:
@@ -252,8 +292,9 @@ class Consensus:
     def fingerprint(self) -> str:
         return digest({"rule": self.rule, "judges": [j.fingerprint() for j in self.judges]})[:16]
 
-    def judge(self, claims: Sequence[str | AtomicClaim],
-              contexts: Sequence[Context | str]) -> Judgment:
+    def judge(
+        self, claims: Sequence[str | AtomicClaim], contexts: Sequence[Context | str]
+    ) -> Judgment:
         ctxs = as_contexts(contexts)
         parts = tuple(j.judge(claims, ctxs) for j in self.judges)
         n_judges = len(parts)
@@ -268,24 +309,45 @@ class Consensus:
                 if winner is None:
                     split += 1
                     tally = ", ".join(f"{p.judge}={v.label}" for p, v in zip(parts, votes))
-                    row.append(Verdict("unscored", NAN, ctxs[j].chunk_id,
-                                       reason=f"no {self.rule} verdict: {tally}"))
+                    row.append(
+                        Verdict(
+                            "unscored",
+                            NAN,
+                            ctxs[j].chunk_id,
+                            reason=f"no {self.rule} verdict: {tally}",
+                        )
+                    )
                     continue
                 agreeing = [v for v in votes if v.label == winner]
                 scores = [v.score for v in agreeing if not math.isnan(v.score)]
                 lead = next((v for v in agreeing if v.evidence), agreeing[0])
-                row.append(replace(lead, score=sum(scores) / len(scores) if scores else NAN,
-                                   reason=f"{len(agreeing)} of {n_judges} judges: {winner}"
-                                          + (f" ({lead.reason})" if lead.reason else "")))
+                row.append(
+                    replace(
+                        lead,
+                        score=sum(scores) / len(scores) if scores else NAN,
+                        reason=f"{len(agreeing)} of {n_judges} judges: {winner}"
+                        + (f" ({lead.reason})" if lead.reason else ""),
+                    )
+                )
             rows.append(tuple(row))
-        detail = {"fingerprint": self.fingerprint(), "consensus": {
-            "rule": self.rule, "judges": [p.judge for p in parts], "no_verdict_cells": split}}
+        detail = {
+            "fingerprint": self.fingerprint(),
+            "consensus": {
+                "rule": self.rule,
+                "judges": [p.judge for p in parts],
+                "no_verdict_cells": split,
+            },
+        }
         return Judgment(parts[0].claims, ctxs, tuple(rows), self.name, detail, parts)
 
 
 # -- agreement ----------------------------------------------------------------------------
-def agreement(a: Judgment | Sequence[Judgment], b: Judgment | Sequence[Judgment], *,
-              level: Literal["cell", "claim"] = "cell") -> Estimate:
+def agreement(
+    a: Judgment | Sequence[Judgment],
+    b: Judgment | Sequence[Judgment],
+    *,
+    level: Literal["cell", "claim"] = "cell",
+) -> Estimate:
     """Wilson estimate of the share of pairs two judges label alike, over the pairs both
     scored::
 
@@ -305,25 +367,11 @@ def agreement(a: Judgment | Sequence[Judgment], b: Judgment | Sequence[Judgment]
         if level == "claim":
             pairs = list(zip(x.claim_labels(), y.claim_labels()))
         else:
-            pairs = [(u.label, v.label) for ru, rv in zip(x.verdicts, y.verdicts)
-                     for u, v in zip(ru, rv)]
+            pairs = [
+                (u.label, v.label) for ru, rv in zip(x.verdicts, y.verdicts) for u, v in zip(ru, rv)
+            ]
         for u, v in pairs:
             if u != "unscored" and v != "unscored":
                 n += 1
                 same += u == v
     return wilson(same, n)
-
-
-_LAZY = {"OfflineJudge": "probeguard.detectors.offline_judge",
-         "best_sentence": "probeguard.detectors.offline_judge",
-         "NliJudge": "probeguard.detectors.nli_judge",
-         "LlmJudge": "probeguard.detectors.llm_judge"}
-
-
-def __getattr__(name: str) -> Any:
-    """The judges live in their own modules (which import this one); re-exported lazily."""
-    if name in _LAZY:
-        import importlib
-
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -33,17 +33,17 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-from typing import Any, Literal, Sequence
+from collections.abc import Sequence
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from probeguard.core.asyncio_sync import run_sync
-from probeguard.detectors.claims import AtomicClaim
-from probeguard.detectors.judges import (NAN, Judgment, Relevance, Verdict, as_contexts,
-                                         claim_texts)
 from probeguard.core.errors import PipelineCallError
 from probeguard.core.hashing import digest
 from probeguard.core.pipeline import Context
+from probeguard.detectors.claims import AtomicClaim
+from probeguard.detectors.judges import NAN, Judgment, Relevance, Verdict, as_contexts, claim_texts
 from probeguard.models.generators.openai_compat import OpenAICompatibleGenerator
 from probeguard.models.prompts import PromptTemplate
 
@@ -52,34 +52,43 @@ __all__ = ["LlmJudge", "PROMPT_VERSION", "parse_reply"]
 PROMPT_VERSION = 1
 """Bumped whenever a judge prompt or schema changes (part of ``fingerprint()``)."""
 
-_LABEL_RULES = ('"supported": the passage states the claim or clearly implies it; '
-                '"contradicted": the passage states something incompatible with the claim; '
-                '"unsupported": the passage does neither. Judge each passage on its own.')
+_LABEL_RULES = (
+    '"supported": the passage states the claim or clearly implies it; '
+    '"contradicted": the passage states something incompatible with the claim; '
+    '"unsupported": the passage does neither. Judge each passage on its own.'
+)
 
-_FIELDS = ('"label" (one of "supported", "contradicted", "unsupported"), "evidence" (a short '
-           'exact quote from the passage, or "") and "reason" (one short sentence)')
+_FIELDS = (
+    '"label" (one of "supported", "contradicted", "unsupported"), "evidence" (a short '
+    'exact quote from the passage, or "") and "reason" (one short sentence)'
+)
 CLAIM_SYSTEM = (
     "You check a claim against numbered context passages. " + _LABEL_RULES + " Reply with "
-    "only a JSON object and no other text: {\"verdicts\": [...]} with exactly one entry per "
-    "passage, each entry an object with the keys \"passage\" (its number), " + _FIELDS + ". "
-    "Example: {\"verdicts\": [{\"passage\": 1, \"label\": \"unsupported\", \"evidence\": \"\", "
-    "\"reason\": \"The passage does not mention it.\"}]}")
+    'only a JSON object and no other text: {"verdicts": [...]} with exactly one entry per '
+    'passage, each entry an object with the keys "passage" (its number), ' + _FIELDS + ". "
+    'Example: {"verdicts": [{"passage": 1, "label": "unsupported", "evidence": "", '
+    '"reason": "The passage does not mention it."}]}'
+)
 PAIR_SYSTEM = (
     "You check a claim against one context passage. " + _LABEL_RULES + " Reply with only a "
-    "JSON object and no other text, with the keys " + _FIELDS + ". Example: {\"label\": "
-    "\"unsupported\", \"evidence\": \"\", \"reason\": \"The passage does not mention it.\"}")
+    "JSON object and no other text, with the keys " + _FIELDS + '. Example: {"label": '
+    '"unsupported", "evidence": "", "reason": "The passage does not mention it."}'
+)
 RELEVANCE_SYSTEM = (
     "You decide whether each numbered statement is relevant to a question: relevant when it "
     "helps answer the question, not relevant when it is off topic or only background. Reply "
-    "with only a JSON object and no other text: {\"verdicts\": [...]} with exactly one entry "
-    "per statement, each an object with the keys \"statement\" (its number), \"relevant\" "
-    "(true or false) and \"reason\" (one short sentence). Example: {\"verdicts\": "
-    "[{\"statement\": 1, \"relevant\": true, \"reason\": \"It states the answer.\"}]}")
+    'with only a JSON object and no other text: {"verdicts": [...]} with exactly one entry '
+    'per statement, each an object with the keys "statement" (its number), "relevant" '
+    '(true or false) and "reason" (one short sentence). Example: {"verdicts": '
+    '[{"statement": 1, "relevant": true, "reason": "It states the answer."}]}'
+)
 CLAIM_USER = "Passages:\n{contexts}\n\nClaim: {question}"
 PAIR_USER = "Passage:\n{contexts}\n\nClaim: {question}"
 RELEVANCE_USER = "Question: {question}\n\nStatements:\n{contexts}"
-_RETRY_NOTE = ("\n\nYour previous reply was rejected: {error}. Reply again with only the JSON "
-               "object described above.")
+_RETRY_NOTE = (
+    "\n\nYour previous reply was rejected: {error}. Reply again with only the JSON "
+    "object described above."
+)
 _QUOTE = 200
 
 
@@ -138,12 +147,12 @@ def parse_reply(text: str, schema: type[BaseModel], expected: int | None = None)
         where = ".".join(str(p) for p in first["loc"]) or "(root)"
         raise ValueError(f"schema error at {where}: {first['msg']}") from None
     if expected is not None:
-        verdicts = getattr(reply, "verdicts")
-        numbers = sorted(getattr(v, "passage", None) or getattr(v, "statement", 0)
-                         for v in verdicts)
+        verdicts = reply.verdicts
+        numbers = sorted(
+            getattr(v, "passage", None) or getattr(v, "statement", 0) for v in verdicts
+        )
         if numbers != list(range(1, expected + 1)):
-            raise ValueError(f"expected one verdict for each of 1..{expected}, got "
-                             f"{numbers}")
+            raise ValueError(f"expected one verdict for each of 1..{expected}, got {numbers}")
     return reply
 
 
@@ -163,11 +172,21 @@ class LlmJudge:
 
     name = "llm"
 
-    def __init__(self, base_url: str = "https://api.openai.com/v1", model: str = "gpt-4o-mini",
-                 api_key_env: str | None = "OPENAI_API_KEY", *, mode: Literal["claim", "pair"] =
-                 "claim", format_retries: int = 2, max_tokens: int = 512, timeout_s: float = 60,
-                 max_retries: int = 3, seed: int | None = None, concurrency: int = 8,
-                 backoff_s: float = 0.5) -> None:
+    def __init__(
+        self,
+        base_url: str = "https://api.openai.com/v1",
+        model: str = "gpt-4o-mini",
+        api_key_env: str | None = "OPENAI_API_KEY",
+        *,
+        mode: Literal["claim", "pair"] = "claim",
+        format_retries: int = 2,
+        max_tokens: int = 512,
+        timeout_s: float = 60,
+        max_retries: int = 3,
+        seed: int | None = None,
+        concurrency: int = 8,
+        backoff_s: float = 0.5,
+    ) -> None:
         if mode not in ("claim", "pair"):
             raise ValueError(f"mode must be 'claim' or 'pair', got {mode!r}")
         if format_retries < 0:
@@ -178,24 +197,51 @@ class LlmJudge:
         self.format_retries = int(format_retries)
         self.concurrency = int(concurrency)
         self.generator = OpenAICompatibleGenerator(
-            base_url=base_url, model=model, api_key_env=api_key_env, temperature=0.0,
-            max_tokens=max_tokens, timeout_s=timeout_s, max_retries=max_retries, seed=seed,
-            backoff_s=backoff_s)
+            base_url=base_url,
+            model=model,
+            api_key_env=api_key_env,
+            temperature=0.0,
+            max_tokens=max_tokens,
+            timeout_s=timeout_s,
+            max_retries=max_retries,
+            seed=seed,
+            backoff_s=backoff_s,
+        )
 
     def config(self) -> dict[str, Any]:
-        return {"name": self.name, "prompt_version": PROMPT_VERSION, "mode": self.mode,
-                "prompts": digest([CLAIM_SYSTEM, CLAIM_USER, PAIR_SYSTEM, PAIR_USER,
-                                   RELEVANCE_SYSTEM, RELEVANCE_USER, _RETRY_NOTE])[:16],
-                "format_retries": self.format_retries, "generator": self.generator.config()}
+        return {
+            "name": self.name,
+            "prompt_version": PROMPT_VERSION,
+            "mode": self.mode,
+            "prompts": digest(
+                [
+                    CLAIM_SYSTEM,
+                    CLAIM_USER,
+                    PAIR_SYSTEM,
+                    PAIR_USER,
+                    RELEVANCE_SYSTEM,
+                    RELEVANCE_USER,
+                    _RETRY_NOTE,
+                ]
+            )[:16],
+            "format_retries": self.format_retries,
+            "generator": self.generator.config(),
+        }
 
     def fingerprint(self) -> str:
         """Cache-key part: judge name, prompt version and texts, mode, model and decoding."""
         return digest(self.config())[:16]
 
     # -- one call with format retries ---------------------------------------------------
-    async def _ask(self, system: str, user: str, question: str, contexts: Sequence[Context],
-                   schema: type[BaseModel], expected: int | None
-                   ) -> tuple[BaseModel | None, int, str]:
+    async def _ask(
+        self,
+        system: str,
+        user: str,
+        question: str,
+        contexts: Sequence[Context],
+        schema: type[BaseModel],
+        expected: int | None,
+    ) -> tuple[BaseModel | None, int, str]:
         """(reply or None, retries used, reason when None)."""
         error, reply_text = "", ""
         for attempt in range(self.format_retries + 1):
@@ -211,38 +257,48 @@ class LlmJudge:
             except ValueError as exc:
                 error = str(exc)
         tries = self.format_retries + 1
-        return None, self.format_retries, (
-            f"judge reply not valid after {tries} attempt(s): {error}; last reply: "
-            f"{reply_text[:_QUOTE]!r}")
+        return (
+            None,
+            self.format_retries,
+            (
+                f"judge reply not valid after {tries} attempt(s): {error}; last reply: "
+                f"{reply_text[:_QUOTE]!r}"
+            ),
+        )
 
     async def _claim_row(self, claim: str, ctxs: tuple[Context, ...]) -> tuple[Verdict, ...]:
         if not ctxs:
             return ()
         if self.mode == "pair":
             return tuple(await asyncio.gather(*(self._pair(claim, c) for c in ctxs)))
-        reply, retries, why = await self._ask(CLAIM_SYSTEM, CLAIM_USER, claim, ctxs, ClaimReply,
-                                              len(ctxs))
+        reply, retries, why = await self._ask(
+            CLAIM_SYSTEM, CLAIM_USER, claim, ctxs, ClaimReply, len(ctxs)
+        )
         if reply is None:
-            return tuple(Verdict("unscored", NAN, c.chunk_id, reason=why, retries=retries)
-                         for c in ctxs)
+            return tuple(
+                Verdict("unscored", NAN, c.chunk_id, reason=why, retries=retries) for c in ctxs
+            )
         by_n = {v.passage: v for v in reply.verdicts}  # type: ignore[attr-defined]
         return tuple(self._verdict(by_n[i + 1], c, retries) for i, c in enumerate(ctxs))
 
     async def _pair(self, claim: str, ctx: Context) -> Verdict:
-        reply, retries, why = await self._ask(PAIR_SYSTEM, PAIR_USER, claim, (ctx,), PairReply,
-                                              None)
+        reply, retries, why = await self._ask(
+            PAIR_SYSTEM, PAIR_USER, claim, (ctx,), PairReply, None
+        )
         if reply is None:
             return Verdict("unscored", NAN, ctx.chunk_id, reason=why, retries=retries)
         return self._verdict(reply, ctx, retries)
 
     @staticmethod
     def _verdict(v: Any, ctx: Context, retries: int) -> Verdict:
-        return Verdict(v.label, 1.0, ctx.chunk_id, v.evidence, _locate(v.evidence, ctx.text),
-                       v.reason, retries)
+        return Verdict(
+            v.label, 1.0, ctx.chunk_id, v.evidence, _locate(v.evidence, ctx.text), v.reason, retries
+        )
 
     # -- public -------------------------------------------------------------------------
-    async def ajudge(self, claims: Sequence[str | AtomicClaim],
-                     contexts: Sequence[Context | str]) -> Judgment:
+    async def ajudge(
+        self, claims: Sequence[str | AtomicClaim], contexts: Sequence[Context | str]
+    ) -> Judgment:
         """``judge`` in the running event loop."""
         texts, ctxs = claim_texts(claims), as_contexts(contexts)
         gate = asyncio.Semaphore(self.concurrency)
@@ -252,26 +308,37 @@ class LlmJudge:
                 return await self._claim_row(claim, ctxs)
 
         rows = tuple(await asyncio.gather(*(row(t) for t in texts)))
-        retries = sum(v.retries for r in rows for v in r) if self.mode == "pair" else \
-            sum(r[0].retries for r in rows if r)
-        return Judgment(texts, ctxs, rows, self.name,
-                        {"fingerprint": self.fingerprint(), "format_retries": retries})
+        retries = (
+            sum(v.retries for r in rows for v in r)
+            if self.mode == "pair"
+            else sum(r[0].retries for r in rows if r)
+        )
+        return Judgment(
+            texts,
+            ctxs,
+            rows,
+            self.name,
+            {"fingerprint": self.fingerprint(), "format_retries": retries},
+        )
 
     async def arelevance(self, question: str, statements: Sequence[str]) -> list[Relevance]:
         """``relevance`` in the running event loop."""
         if not statements:
             return []
         ctxs = [Context(str(i + 1), s) for i, s in enumerate(statements)]
-        reply, retries, why = await self._ask(RELEVANCE_SYSTEM, RELEVANCE_USER, question, ctxs,
-                                              RelevanceReply, len(ctxs))
+        reply, retries, why = await self._ask(
+            RELEVANCE_SYSTEM, RELEVANCE_USER, question, ctxs, RelevanceReply, len(ctxs)
+        )
         if reply is None:
             return [Relevance(None, NAN, why) for _ in statements]
         by_n = {v.statement: v for v in reply.verdicts}  # type: ignore[attr-defined]
-        return [Relevance(by_n[i + 1].relevant, 1.0, by_n[i + 1].reason)
-                for i in range(len(statements))]
+        return [
+            Relevance(by_n[i + 1].relevant, 1.0, by_n[i + 1].reason) for i in range(len(statements))
+        ]
 
-    def judge(self, claims: Sequence[str | AtomicClaim],
-              contexts: Sequence[Context | str]) -> Judgment:
+    def judge(
+        self, claims: Sequence[str | AtomicClaim], contexts: Sequence[Context | str]
+    ) -> Judgment:
         """The claim×chunk judgment (sync: runs ``ajudge`` in a fresh event loop, in a helper
         thread when called from inside a running loop)."""
         return self._sync(self.ajudge(claims, contexts))

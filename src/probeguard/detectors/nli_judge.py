@@ -6,16 +6,18 @@ loaded on first use through ``NLIContradictionJudge.probabilities``
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
+from probeguard.core.hashing import digest
+from probeguard.core.pipeline import Context
 from probeguard.detectors.claims import AtomicClaim
 from probeguard.detectors.contradiction import NLIContradictionJudge
 from probeguard.detectors.judges import Judgment, Verdict, as_contexts, claim_texts
-from probeguard.core.hashing import digest
-from probeguard.core.pipeline import Context
 from probeguard.nlp.text import sentence_spans
 
 __all__ = ["NliJudge"]
+
 
 class NliJudge:
     """An NLI cross-encoder judge (the production path for users with the Hugging Face hub;
@@ -34,9 +36,14 @@ class NliJudge:
     name = "nli"
     version = 1
 
-    def __init__(self, model_name: str = "cross-encoder/nli-deberta-v3-base",
-                 threshold: float = 0.5, device: str = "cpu", batch_size: int = 16,
-                 max_length: int = 512) -> None:
+    def __init__(
+        self,
+        model_name: str = "cross-encoder/nli-deberta-v3-base",
+        threshold: float = 0.5,
+        device: str = "cpu",
+        batch_size: int = 16,
+        max_length: int = 512,
+    ) -> None:
         self.model = NLIContradictionJudge(model_name, threshold, device, batch_size, max_length)
         self.threshold = float(threshold)
 
@@ -49,8 +56,9 @@ class NliJudge:
     def probabilities(self, pairs: Sequence[tuple[str, str]]) -> list[dict[str, float]]:
         return self.model.probabilities(pairs)
 
-    def judge(self, claims: Sequence[str | AtomicClaim],
-              contexts: Sequence[Context | str]) -> Judgment:
+    def judge(
+        self, claims: Sequence[str | AtomicClaim], contexts: Sequence[Context | str]
+    ) -> Judgment:
         texts, ctxs = claim_texts(claims), as_contexts(contexts)
         premises: list[list[tuple[str, tuple[int, int] | None]]] = []
         for c in ctxs:
@@ -62,7 +70,7 @@ class NliJudge:
         pairs = [(p, t) for t in texts for ps in premises for p, _ in ps]
         probs = iter(self.probabilities(pairs))
         rows = []
-        for t in texts:
+        for _text in texts:
             row = []
             for c, ps in zip(ctxs, premises):
                 scored = [(next(probs), p, span) for p, span in ps]
@@ -79,7 +87,14 @@ class NliJudge:
         if e >= self.threshold:
             return Verdict("supported", e, ctx.chunk_id, ent[1], ent[2], f"P(entailment)={e:.2f}")
         if x >= self.threshold:
-            return Verdict("contradicted", x, ctx.chunk_id, con[1], con[2],
-                           f"P(contradiction)={x:.2f}")
-        return Verdict("unsupported", 1.0 - max(e, x), ctx.chunk_id, ent[1], ent[2],
-                       f"P(entailment)={e:.2f}, P(contradiction)={x:.2f}")
+            return Verdict(
+                "contradicted", x, ctx.chunk_id, con[1], con[2], f"P(contradiction)={x:.2f}"
+            )
+        return Verdict(
+            "unsupported",
+            1.0 - max(e, x),
+            ctx.chunk_id,
+            ent[1],
+            ent[2],
+            f"P(entailment)={e:.2f}, P(contradiction)={x:.2f}",
+        )

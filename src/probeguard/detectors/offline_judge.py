@@ -41,15 +41,21 @@ contextual relevancy) is the extractive generator's idf-weighted support
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
-from probeguard.detectors.claims import AtomicClaim, clause_spans
-from probeguard.detectors.contradiction import (NEGATION_CUES, same_number, date_mentions,
-                                                negation_parity, number_mentions)
-from probeguard.detectors.judges import Judgment, Relevance, Verdict, as_contexts, claim_texts
 from probeguard.core.hashing import digest
 from probeguard.core.pipeline import Context
+from probeguard.detectors.claims import AtomicClaim, clause_spans
+from probeguard.detectors.contradiction import (
+    NEGATION_CUES,
+    date_mentions,
+    negation_parity,
+    number_mentions,
+    same_number,
+)
+from probeguard.detectors.judges import Judgment, Relevance, Verdict, as_contexts, claim_texts
 from probeguard.models.generators.extractive import analysed_sentences, stem, support_scores
 from probeguard.nlp.text import STOPWORDS, content_words, words
 
@@ -62,9 +68,14 @@ _NAME = re.compile(r"\b[A-Z][\w'’-]*")
 
 
 def _terms(text: str) -> frozenset[str]:
-    return frozenset(stem(w) for w in content_words(text)
-                     if w not in NEGATION_CUES and not w.endswith(("n't", "n’t"))
-                     and w not in _LIGHT and not any(ch.isdigit() for ch in w))
+    return frozenset(
+        stem(w)
+        for w in content_words(text)
+        if w not in NEGATION_CUES
+        and not w.endswith(("n't", "n’t"))
+        and w not in _LIGHT
+        and not any(ch.isdigit() for ch in w)
+    )
 
 
 def _names(text: str) -> frozenset[str]:
@@ -123,7 +134,7 @@ def best_sentence(claim: str, text: str) -> tuple[str, tuple[int, int] | None, f
 
 
 def _unit_after(text: str, end: int) -> str:
-    for w in words(text[end:end + 40]):
+    for w in words(text[end : end + 40]):
         if w not in _UNIT_SKIP and not any(ch.isdigit() for ch in w):
             return stem(w)
     return ""
@@ -132,7 +143,7 @@ def _unit_after(text: str, end: int) -> str:
 def _with_unit(text: str, start: int, end: int) -> str:
     """The number mention and the word after it ("45 days")."""
     m = re.match(r"\s+[A-Za-z][\w'’-]*", text[end:])
-    return text[start:end + (m.end() if m else 0)]
+    return text[start : end + (m.end() if m else 0)]
 
 
 def _number_check(claim: str, sentence: str) -> tuple[bool, list[str]]:
@@ -145,10 +156,13 @@ def _number_check(claim: str, sentence: str) -> tuple[bool, list[str]]:
         matched = False
         unit = _unit_after(claim, n.end)
         for m in theirs:
-            if (m.kind == "percent") == (n.kind == "percent") and \
-                    _unit_after(sentence, m.end) == unit:
-                conflicts.append(f"the claim says '{_with_unit(claim, n.start, n.end)}' where "
-                                 f"the context says '{_with_unit(sentence, m.start, m.end)}'")
+            if (m.kind == "percent") == (n.kind == "percent") and _unit_after(
+                sentence, m.end
+            ) == unit:
+                conflicts.append(
+                    f"the claim says '{_with_unit(claim, n.start, n.end)}' where "
+                    f"the context says '{_with_unit(sentence, m.start, m.end)}'"
+                )
                 break
     return matched, conflicts
 
@@ -169,8 +183,10 @@ def _date_check(claim: str, sentence: str) -> tuple[bool, list[str]]:
             elif clash is None:
                 clash = m
         if not ok and clash is not None:
-            conflicts.append(f"the claim says '{claim[d.start:d.end]}' where the context "
-                             f"says '{sentence[clash.start:clash.end]}'")
+            conflicts.append(
+                f"the claim says '{claim[d.start : d.end]}' where the context "
+                f"says '{sentence[clash.start : clash.end]}'"
+            )
         matched = matched and ok
     return matched, conflicts
 
@@ -196,25 +212,34 @@ class OfflineJudge:
     name = "offline"
     version = 1
 
-    def __init__(self, support: float = 0.75, about: float = 0.5,
-                 relevance: float = 0.35) -> None:
+    def __init__(self, support: float = 0.75, about: float = 0.5, relevance: float = 0.35) -> None:
         if not 0.0 < about <= support <= 1.0:
-            raise ValueError(f"need 0 < about <= support <= 1, got about={about}, "
-                             f"support={support}")
+            raise ValueError(
+                f"need 0 < about <= support <= 1, got about={about}, support={support}"
+            )
         if not 0.0 < relevance <= 1.0:
             raise ValueError(f"relevance must lie in (0, 1], got {relevance}")
-        self.support, self.about, self.relevance_threshold = float(support), float(about), \
-            float(relevance)
+        self.support, self.about, self.relevance_threshold = (
+            float(support),
+            float(about),
+            float(relevance),
+        )
 
     def config(self) -> dict[str, Any]:
-        return {"name": self.name, "version": self.version, "support": self.support,
-                "about": self.about, "relevance": self.relevance_threshold}
+        return {
+            "name": self.name,
+            "version": self.version,
+            "support": self.support,
+            "about": self.about,
+            "relevance": self.relevance_threshold,
+        }
 
     def fingerprint(self) -> str:
         return digest(self.config())[:16]
 
-    def judge(self, claims: Sequence[str | AtomicClaim],
-              contexts: Sequence[Context | str]) -> Judgment:
+    def judge(
+        self, claims: Sequence[str | AtomicClaim], contexts: Sequence[Context | str]
+    ) -> Judgment:
         texts, ctxs = claim_texts(claims), as_contexts(contexts)
         sentences = [_chunk_sentences(c.text) for c in ctxs]
         rows = tuple(tuple(self._cell(t, c, s) for c, s in zip(ctxs, sentences)) for t in texts)
@@ -228,8 +253,11 @@ class OfflineJudge:
     def _cell(self, claim: str, ctx: Context, sentences: list[_Sentence]) -> Verdict:
         terms = _terms(claim)
         if not terms and not number_mentions(claim) and not date_mentions(claim):
-            return Verdict("unscored", chunk_id=ctx.chunk_id,
-                           reason="the claim has no content words, numbers or dates")
+            return Verdict(
+                "unscored",
+                chunk_id=ctx.chunk_id,
+                reason="the claim has no content words, numbers or dates",
+            )
         names = _names(claim)
         parity = negation_parity(claim)
         best: tuple[float, _Sentence] | None = None
@@ -255,33 +283,51 @@ class OfflineJudge:
                     supported = (cov, s)
         if supported is not None:
             cov, s = supported
-            return Verdict("supported", round(cov, 4), ctx.chunk_id, s.text, (s.start, s.end),
-                           f"the sentence holds {cov:.0%} of the claim's words and its "
-                           "numbers, dates and names")
+            return Verdict(
+                "supported",
+                round(cov, 4),
+                ctx.chunk_id,
+                s.text,
+                (s.start, s.end),
+                f"the sentence holds {cov:.0%} of the claim's words and its "
+                "numbers, dates and names",
+            )
         if conflict is not None:
             cov, s, why = conflict
-            return Verdict("contradicted", round(cov, 4), ctx.chunk_id, s.text,
-                           (s.start, s.end), why)
+            return Verdict(
+                "contradicted", round(cov, 4), ctx.chunk_id, s.text, (s.start, s.end), why
+            )
         if best is None:
             return Verdict("unsupported", 0.0, ctx.chunk_id, reason="the chunk is empty")
         cov, s = best
-        return Verdict("unsupported", round(cov, 4), ctx.chunk_id, s.text, (s.start, s.end),
-                       f"the closest sentence holds {cov:.0%} of the claim's words"
-                       + ("" if cov < self.support else " but not all its numbers, dates "
-                          "and names"))
+        return Verdict(
+            "unsupported",
+            round(cov, 4),
+            ctx.chunk_id,
+            s.text,
+            (s.start, s.end),
+            f"the closest sentence holds {cov:.0%} of the claim's words"
+            + ("" if cov < self.support else " but not all its numbers, dates and names"),
+        )
 
     def relevance(self, question: str, statements: Sequence[str]) -> list[Relevance]:
         """Each statement's idf-weighted support for the question ≥ ``relevance``
         (``support_scores``; the best sentence when a statement has several)."""
         if not statements:
             return []
-        scores = support_scores(question, [Context(str(i), s) for i, s in enumerate(statements)],
-                                number_bonus=0.0)
+        scores = support_scores(
+            question, [Context(str(i), s) for i, s in enumerate(statements)], number_bonus=0.0
+        )
         if not scores:
-            return [Relevance(None, reason="the question has no content words")
-                    for _ in statements]
+            return [Relevance(None, reason="the question has no content words") for _ in statements]
         best = [0.0] * len(statements)
         for score, ci, _, _ in scores:
             best[ci] = max(best[ci], score)
-        return [Relevance(b >= self.relevance_threshold, round(b, 4),
-                          f"covers {b:.0%} of the question's weighted words") for b in best]
+        return [
+            Relevance(
+                b >= self.relevance_threshold,
+                round(b, 4),
+                f"covers {b:.0%} of the question's weighted words",
+            )
+            for b in best
+        ]

@@ -24,12 +24,14 @@ is built on first use (lazy), once per detector, and is thread-safe.
 from __future__ import annotations
 
 import threading
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
 from probeguard.core.errors import MissingExtraError
 from probeguard.models.embedders.base import Embedder
+from probeguard.models.embedders.factory import make_embedder
 
 __all__ = ["SemanticSimilarity", "VERSION"]
 
@@ -51,8 +53,11 @@ class SemanticSimilarity:
 
     name = "semantic_similarity"
 
-    def __init__(self, embedder_spec: Mapping[str, Any] | None = None,
-                 fallback: Mapping[str, Any] | None = FALLBACK_EMBEDDER) -> None:
+    def __init__(
+        self,
+        embedder_spec: Mapping[str, Any] | None = None,
+        fallback: Mapping[str, Any] | None = FALLBACK_EMBEDDER,
+    ) -> None:
         spec = dict(embedder_spec if embedder_spec is not None else DEFAULT_EMBEDDER)
         if "name" not in spec:
             raise ValueError(f"an embedder spec needs a 'name', got {spec!r}")
@@ -68,8 +73,6 @@ class SemanticSimilarity:
         fallback when the configured one's extra is missing."""
         with self._lock:
             if self._embedder is None:
-                from probeguard.models.embedders.factory import make_embedder
-
                 try:
                     embedder = make_embedder(self.embedder_spec)
                     embedder.embed(["probe"])  # MiniLM finds its model files only on first use
@@ -114,10 +117,13 @@ class SemanticSimilarity:
         """For the record: the rule, its version, and the embedder that actually judged
         (building it if needed), with the reason when the fallback replaced the one asked."""
         embedder = self.embedder()
-        record: dict[str, Any] = {"name": self.name, "version": VERSION,
-                                  "rule": "cosine(e(a), e(b)); equal→1, one empty→0",
-                                  "requested": dict(self.embedder_spec),
-                                  "embedder": embedder.config()}
+        record: dict[str, Any] = {
+            "name": self.name,
+            "version": VERSION,
+            "rule": "cosine(e(a), e(b)); equal→1, one empty→0",
+            "requested": dict(self.embedder_spec),
+            "embedder": embedder.config(),
+        }
         if self._fell_back is not None:
             record["fallback_reason"] = self._fell_back
         return record

@@ -5,7 +5,16 @@ own registries (one source of truth); modules import lazily, so listing needs no
 from __future__ import annotations
 
 import importlib
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
+
+from probeguard.corpus.chunkers import CHUNKERS
+from probeguard.models.embedders.factory import EMBEDDERS
+from probeguard.models.generators.factory import GENERATORS
+from probeguard.models.prompts import TEMPLATES
+from probeguard.pipeline.rerankers import RERANKERS
+from probeguard.pipeline.retrievers.factory import RETRIEVERS
+from probeguard.probes import load_probes
 
 
 def _summary(obj: Any, limit: int = 100) -> str:
@@ -27,14 +36,6 @@ def _lazy(registry: Mapping[str, tuple[str, str]]) -> dict[str, str]:
 
 
 def parts() -> dict[str, dict[str, str]]:
-    from probeguard.corpus.chunkers import CHUNKERS
-    from probeguard.models.embedders.factory import EMBEDDERS
-    from probeguard.models.generators.factory import GENERATORS
-    from probeguard.models.prompts import TEMPLATES
-    from probeguard.pipeline.rerankers import RERANKERS
-    from probeguard.pipeline.retrievers.factory import RETRIEVERS
-    from probeguard.probes import load_probes
-
     def classes(reg: Mapping[str, Any]) -> dict[str, str]:
         return {name: _summary(cls) for name, cls in sorted(reg.items())}
 
@@ -52,4 +53,3 @@ def parts() -> dict[str, dict[str, str]]:
         "prompts": {name: _summary(t.system) for name, t in sorted(TEMPLATES.items())},
         "probes": {name: cls.goal for name, cls in load_probes().items()},
     }
-

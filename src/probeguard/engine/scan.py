@@ -9,25 +9,35 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from probeguard._version import __version__
+from probeguard.attribution import attribute
 from probeguard.config.models import ScanConfig
-from probeguard.corpus.loaders import load_corpus
-from probeguard.core.documents import Document, corpus_fingerprint
-from probeguard.corpus.questions import load_questions
-from probeguard.dataset.attack_types import load_attack_cases
 from probeguard.core.cases import Case
+from probeguard.core.documents import Document, corpus_fingerprint
 from probeguard.core.errors import InputError
 from probeguard.core.io import atomic_write_text
-from probeguard.core.records import RunHeader, RunLog
-from probeguard.log.writer import RunLogWriter
-from probeguard.metrics.golden import (score_golden_record, score_golden_standard,
-                                       summarize_golden, summarize_golden_standard)
 from probeguard.core.pipeline import Pipeline
+from probeguard.core.records import RunHeader, RunLog
+from probeguard.corpus.loaders import load_corpus
+from probeguard.corpus.questions import load_questions
+from probeguard.dataset.attack_types import load_attack_cases
+from probeguard.detectors.factory import build_judges
+from probeguard.log.writer import RunLogWriter
+from probeguard.metrics.golden import (
+    score_golden_record,
+    score_golden_standard,
+    summarize_golden,
+    summarize_golden_standard,
+)
+from probeguard.pipeline.adapters.callable import CallablePipeline
+from probeguard.pipeline.adapters.http import HttpPipeline
+from probeguard.pipeline.reference import ReferencePipeline
 from probeguard.probes.evaluate import judge_probes, plan_probes, probe_context
 from probeguard.reports.markdown import render_markdown
 from probeguard.runner.cache import ResponseCache
@@ -54,12 +64,16 @@ def load_inputs(config: ScanConfig) -> tuple[list[Document], list[Case]]:
         questions_path: Path | None = data / "questions.jsonl"
     else:
         if config.corpus.path is None:
-            raise InputError("no corpus: set corpus.path in the config (or use --demo)",
-                             field="corpus.path")
+            raise InputError(
+                "no corpus: set corpus.path in the config (or use --demo)", field="corpus.path"
+            )
         documents = load_corpus(config.corpus.path, format=config.corpus.format)
         questions_path = config.corpus.questions
-    cases = (load_questions(questions_path, corpus_ids={d.id for d in documents})
-             if questions_path is not None else [])
+    cases = (
+        load_questions(questions_path, corpus_ids={d.id for d in documents})
+        if questions_path is not None
+        else []
+    )
     return documents, cases
 
 
@@ -92,38 +106,47 @@ def build_pipeline(config: ScanConfig, documents: Sequence[Document]) -> Pipelin
 def _build_pipeline(config: ScanConfig, documents: Sequence[Document]) -> Pipeline:
     pc = config.pipeline
     if pc.type == "reference":
-        from probeguard.pipeline.reference import ReferencePipeline
-
         return ReferencePipeline(documents, pc.reference)
     if pc.type == "callable":
-        from probeguard.pipeline.adapters.callable import CallablePipeline
-
         if pc.callable is None:
-            raise InputError("pipeline.type is 'callable' but pipeline.callable is missing",
-                             field="pipeline.callable")
+            raise InputError(
+                "pipeline.type is 'callable' but pipeline.callable is missing",
+                field="pipeline.callable",
+            )
         return CallablePipeline(pc.callable.target, version=pc.callable.version)
-    from probeguard.pipeline.adapters.http import HttpPipeline
 
     if pc.http is None:
-        raise InputError("pipeline.type is 'http' but pipeline.http is missing",
-                         field="pipeline.http")
+        raise InputError(
+            "pipeline.type is 'http' but pipeline.http is missing", field="pipeline.http"
+        )
     return HttpPipeline(**pc.http.model_dump())
 
 
-def _attribute(config: ScanConfig, pipeline: Pipeline, runner: Runner,
-               records: Sequence[Any], groups: Sequence[Any], plan: Any, ctx: Any) -> Any:
+def _attribute(
+    config: ScanConfig,
+    pipeline: Pipeline,
+    runner: Runner,
+    records: Sequence[Any],
+    groups: Sequence[Any],
+    plan: Any,
+    ctx: Any,
+) -> Any:
     """The attribution pass: every failure's swaps through the scan's runner (same pipeline,
     cache and settings; no ``run.jsonl`` entries), in one extra run."""
-    from probeguard.attribution import attribute
 
     reference = getattr(pipeline, "config", None)
-    pipeline_config = (reference.model_dump(mode="json")
-                       if hasattr(reference, "model_dump")
-                       else {})
+    pipeline_config = reference.model_dump(mode="json") if hasattr(reference, "model_dump") else {}
     rerunner = Runner(pipeline, runner.config, cache=runner.cache)
-    return attribute(records, groups, plan.probes, ctx, rerunner, config.attribution,
-                     capabilities=frozenset(pipeline.capabilities),
-                     pipeline_config=pipeline_config)
+    return attribute(
+        records,
+        groups,
+        plan.probes,
+        ctx,
+        rerunner,
+        config.attribution,
+        capabilities=frozenset(pipeline.capabilities),
+        pipeline_config=pipeline_config,
+    )
 
 
 @dataclass(frozen=True)
@@ -140,10 +163,15 @@ class ScanResult:
         return self.out_dir / RUN_JSON
 
 
-def scan(config: ScanConfig, out_dir: str | Path, *, resume: bool = False,
-         progress: Callable[[int, int], None] | None = None,
-         pipeline: Pipeline | None = None,
-         inputs: tuple[Sequence[Document], Sequence[Case]] | None = None) -> ScanResult:
+def scan(
+    config: ScanConfig,
+    out_dir: str | Path,
+    *,
+    resume: bool = False,
+    progress: Callable[[int, int], None] | None = None,
+    pipeline: Pipeline | None = None,
+    inputs: tuple[Sequence[Document], Sequence[Case]] | None = None,
+) -> ScanResult:
     """Run a scan and write ``run.jsonl``, ``run.json`` and ``report.md`` into ``out_dir``.
 
     ``resume`` reuses the finished cases of an interrupted run in the same directory.
@@ -157,20 +185,36 @@ def scan(config: ScanConfig, out_dir: str | Path, *, resume: bool = False,
     if pipeline is None:
         pipeline = build_pipeline(config, documents)
     fingerprint = corpus_fingerprint(documents)
-    header = RunHeader(probeguard_version=__version__, pipeline_name=pipeline.name,
-                       pipeline_fingerprint=pipeline.fingerprint(),
-                       corpus_fingerprint=fingerprint, seed=config.seed)
-    ctx = probe_context(pipeline, documents, cases, seed=config.seed, top_k=config.probes.top_k,
-                        attack_cases=load_attacks(config, documents))
+    header = RunHeader(
+        probeguard_version=__version__,
+        pipeline_name=pipeline.name,
+        pipeline_fingerprint=pipeline.fingerprint(),
+        corpus_fingerprint=fingerprint,
+        seed=config.seed,
+    )
+    ctx = probe_context(
+        pipeline,
+        documents,
+        cases,
+        seed=config.seed,
+        top_k=config.probes.top_k,
+        attack_cases=load_attacks(config, documents),
+    )
     plan = plan_probes(config.probes, ctx)
     writer = RunLogWriter(out / RUN_JSONL, header, resume=resume)
     cache = ResponseCache(config.runner.cache_dir) if config.runner.cache_dir else None
-    runner = Runner(pipeline,
-                    RunnerConfig(concurrency=config.runner.concurrency,
-                                 timeout_s=config.runner.timeout_s,
-                                 retry=RetryPolicy(retries=config.runner.retries)),
-                    cache=cache, log=writer, resume_from=writer.finished() if resume else None,
-                    progress=progress)
+    runner = Runner(
+        pipeline,
+        RunnerConfig(
+            concurrency=config.runner.concurrency,
+            timeout_s=config.runner.timeout_s,
+            retry=RetryPolicy(retries=config.runner.retries),
+        ),
+        cache=cache,
+        log=writer,
+        resume_from=writer.finished() if resume else None,
+        progress=progress,
+    )
     try:
         result = runner.run([*cases, *plan.cases])
     finally:
@@ -180,21 +224,25 @@ def scan(config: ScanConfig, out_dir: str | Path, *, resume: bool = False,
         if record.case.probe == "golden":
             record.verdict = score_golden_record(record)
     golden = [r for r in records if r.case.probe == "golden"]
-    summary: dict[str, Any] = {"golden": summarize_golden(golden, seed=config.seed)} if golden else {}
+    summary: dict[str, Any] = (
+        {"golden": summarize_golden(golden, seed=config.seed)} if golden else {}
+    )
     if golden and config.metrics.standard:
-        from probeguard.detectors.factory import build_judges
-
         judges = build_judges(config.judge)
         for record in golden:
             standard = score_golden_standard(record, judges)
             if standard is not None:
                 record.verdict["standard"] = standard
         summary["golden"]["standard"] = summarize_golden_standard(
-            golden, seed=config.seed, thresholds=config.eval.thresholds,
-            judge=judges.describe())
-    groups, probe_summary = judge_probes(plan, records, ctx,
-                                         overlap_weights=config.probes.overlap_weights,
-                                         standard=config.standard_eval)
+            golden, seed=config.seed, thresholds=config.eval.thresholds, judge=judges.describe()
+        )
+    groups, probe_summary = judge_probes(
+        plan,
+        records,
+        ctx,
+        overlap_weights=config.probes.overlap_weights,
+        standard=config.standard_eval,
+    )
     summary.update(probe_summary)
     attribution = []
     if config.attribution.enabled:
@@ -202,12 +250,26 @@ def scan(config: ScanConfig, out_dir: str | Path, *, resume: bool = False,
         attribution = attributed.entries
         summary["attribution"] = attributed.summary
     stats = result.stats.model_copy(update={"wall_s": round(time.perf_counter() - started, 3)})
-    run = RunLog(probeguard_version=__version__, config=config.recorded(),
-                 pipeline_name=pipeline.name, pipeline_fingerprint=pipeline.fingerprint(),
-                 corpus_fingerprint=fingerprint, seed=config.seed, stats=stats,
-                 summary=summary, records=records, groups=groups, attribution=attribution)
+    run = RunLog(
+        probeguard_version=__version__,
+        config=config.recorded(),
+        pipeline_name=pipeline.name,
+        pipeline_fingerprint=pipeline.fingerprint(),
+        corpus_fingerprint=fingerprint,
+        seed=config.seed,
+        stats=stats,
+        summary=summary,
+        records=records,
+        groups=groups,
+        attribution=attribution,
+    )
     atomic_write_text(out / RUN_JSON, run.model_dump_json(indent=2) + "\n")
     atomic_write_text(out / REPORT_MD, render_markdown(run))
-    log.info("scan finished: %d cases, %d calls, %d cache hits, %d errors", stats.cases,
-             stats.calls, stats.cache_hits, stats.errors)
+    log.info(
+        "scan finished: %d cases, %d calls, %d cache hits, %d errors",
+        stats.cases,
+        stats.calls,
+        stats.cache_hits,
+        stats.errors,
+    )
     return ScanResult(run=run, out_dir=out)

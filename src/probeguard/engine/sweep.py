@@ -12,16 +12,18 @@ the configured gate's false-refusal and abstention rates, and the best gate's.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from probeguard.config.models import ScanConfig
 from probeguard.core.errors import InputError
 from probeguard.core.io import atomic_write_text, json_safe
 from probeguard.core.records import RunLog
-from probeguard.metrics.gate import gate_analysis, gate_scores
 from probeguard.engine.scan import ScanResult, load_inputs, scan
+from probeguard.metrics.gate import gate_analysis, gate_scores
+from probeguard.reports.comparison import render_comparison
 
 BACKENDS = ("dense", "bm25", "hybrid")
 COMPARISON_JSON = "comparison.json"
@@ -68,32 +70,42 @@ def backend_config(config: ScanConfig, backend: str, min_score: float | None) ->
     return config.model_copy(update={"pipeline": pipeline})
 
 
-def sweep_backends(config: ScanConfig, out_dir: str | Path, *,
-                   backends: Sequence[str] = BACKENDS, min_score: float | None = None,
-                   progress: Callable[[str, int, int], None] | None = None) -> SweepResult:
+def sweep_backends(
+    config: ScanConfig,
+    out_dir: str | Path,
+    *,
+    backends: Sequence[str] = BACKENDS,
+    min_score: float | None = None,
+    progress: Callable[[str, int, int], None] | None = None,
+) -> SweepResult:
     """Scan with each backend in turn, then write the comparison (module docstring).
     ``min_score`` gates every backend at the same threshold (None: no gate)."""
     if config.pipeline.type != "reference":
-        raise InputError("a backend sweep swaps the reference pipeline's retriever; "
-                         f"pipeline.type is '{config.pipeline.type}'", field="pipeline.type")
+        raise InputError(
+            "a backend sweep swaps the reference pipeline's retriever; "
+            f"pipeline.type is '{config.pipeline.type}'",
+            field="pipeline.type",
+        )
     names = list(dict.fromkeys(backends))
     unknown = [b for b in names if b not in BACKENDS]
     if not names or unknown:
-        raise InputError(f"backends must be among {', '.join(BACKENDS)}; got {', '.join(names) or 'none'}",
-                         field="backends")
+        raise InputError(
+            f"backends must be among {', '.join(BACKENDS)}; got {', '.join(names) or 'none'}",
+            field="backends",
+        )
     out = Path(out_dir)
     inputs = load_inputs(config)
     runs: dict[str, ScanResult] = {}
     for backend in names:
         step = (lambda done, total, b=backend: progress(b, done, total)) if progress else None
-        runs[backend] = scan(backend_config(config, backend, min_score), out / backend,
-                             progress=step, inputs=inputs)
-    comparison = json_safe(compare_runs({b: r.run for b, r in runs.items()},
-                                         min_score=min_score))
+        runs[backend] = scan(
+            backend_config(config, backend, min_score), out / backend, progress=step, inputs=inputs
+        )
+    comparison = json_safe(compare_runs({b: r.run for b, r in runs.items()}, min_score=min_score))
     out.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(out / COMPARISON_JSON,
-                      json.dumps(comparison, indent=2, allow_nan=False) + "\n")
-    from probeguard.reports.comparison import render_comparison
+    atomic_write_text(
+        out / COMPARISON_JSON, json.dumps(comparison, indent=2, allow_nan=False) + "\n"
+    )
 
     atomic_write_text(out / COMPARISON_MD, render_comparison(comparison))
     return SweepResult(runs=runs, comparison=comparison, out_dir=out)
@@ -111,9 +123,14 @@ def lookup(summary: dict[str, Any], path: str) -> Any:
 
 def compare_runs(runs: dict[str, RunLog], *, min_score: float | None = None) -> dict[str, Any]:
     """The comparison of backend runs: headline rows and each backend's gate analysis."""
-    rows = [{"label": label, "path": path,
-             "values": {b: lookup(run.summary, path) for b, run in runs.items()}}
-            for label, path in HEADLINES]
+    rows = [
+        {
+            "label": label,
+            "path": path,
+            "values": {b: lookup(run.summary, path) for b, run in runs.items()},
+        }
+        for label, path in HEADLINES
+    ]
     rows = [r for r in rows if any(v is not None for v in r["values"].values())]
     gates = {}
     for backend, run in runs.items():
@@ -125,9 +142,13 @@ def compare_runs(runs: dict[str, RunLog], *, min_score: float | None = None) -> 
         "seed": first.seed,
         "corpus_fingerprint": first.corpus_fingerprint,
         "min_score": min_score,
-        "pipelines": {b: {"fingerprint": run.pipeline_fingerprint,
-                          "retriever": lookup(run.config, "pipeline.reference.retriever")}
-                      for b, run in runs.items()},
+        "pipelines": {
+            b: {
+                "fingerprint": run.pipeline_fingerprint,
+                "retriever": lookup(run.config, "pipeline.reference.retriever"),
+            }
+            for b, run in runs.items()
+        },
         "rows": rows,
         "gate": gates,
         "cases": {b: run.stats.cases for b, run in runs.items()},

@@ -48,8 +48,9 @@ def _fallback(value: Any) -> Any:
 
 def dump_json_line(model: BaseModel) -> str:
     """One-line JSON of ``model`` that round-trips NaN and ±inf (see the module docstring)."""
-    return pydantic_core.to_json(model.model_dump(mode="python"), inf_nan_mode="constants",
-                                 fallback=_fallback).decode("utf-8")
+    return pydantic_core.to_json(
+        model.model_dump(mode="python"), inf_nan_mode="constants", fallback=_fallback
+    ).decode("utf-8")
 
 
 def _parse_lines(path: Path, data: bytes) -> tuple[RunHeader | None, list[CaseRecord], int]:
@@ -70,22 +71,28 @@ def _parse_lines(path: Path, data: bytes) -> tuple[RunHeader | None, list[CaseRe
             except ValueError as exc:
                 if i == last:
                     break  # a crash while writing the last line: drop it
-                raise InputError(f"this line is not JSON: {exc}", file=str(path),
-                                 line=i + 1) from None
+                raise InputError(
+                    f"this line is not JSON: {exc}", file=str(path), line=i + 1
+                ) from None
             try:
                 if header is None:
                     if not isinstance(obj, dict) or obj.get("kind") != "header":
-                        raise InputError("the first line is not a run header (kind 'header'); "
-                                         "is this a ProbeGuard run.jsonl?", file=str(path),
-                                         line=i + 1, field="kind")
+                        raise InputError(
+                            "the first line is not a run header (kind 'header'); "
+                            "is this a ProbeGuard run.jsonl?",
+                            file=str(path),
+                            line=i + 1,
+                            field="kind",
+                        )
                     header = RunHeader.model_validate(obj)
                 else:
                     records.append(CaseRecord.model_validate(obj))
             except ValidationError as exc:
                 if i == last:
                     break  # valid JSON cut short (e.g. a number prefix): drop it
-                raise InputError(f"this line is not a valid record: {str(exc)[:300]}",
-                                 file=str(path), line=i + 1) from None
+                raise InputError(
+                    f"this line is not a valid record: {str(exc)[:300]}", file=str(path), line=i + 1
+                ) from None
         offset = valid_end = end
     return header, records, valid_end
 
@@ -118,8 +125,14 @@ class RunLogWriter:
     worker threads never interleave their lines.
     """
 
-    def __init__(self, path: str | os.PathLike[str], header: RunHeader, *,
-                 resume: bool = False, fsync: bool = False) -> None:
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        header: RunHeader,
+        *,
+        resume: bool = False,
+        fsync: bool = False,
+    ) -> None:
         self.path = Path(path)
         self.fsync = fsync
         self._lock = threading.Lock()
@@ -138,14 +151,14 @@ class RunLogWriter:
                 self.resumed_lines = len(records)
         if existing is not None:
             self.header = existing
-            self._fh: IO[bytes] = open(self.path, "r+b")  # noqa: SIM115 - closed in close()
+            self._fh: IO[bytes] = open(self.path, "r+b")
             self._fh.truncate(valid_end)
             self._fh.seek(valid_end)
             if valid_end > 0 and not data[:valid_end].endswith(b"\n"):
                 self._fh.write(b"\n")
         else:
             self.header = header
-            self._fh = open(self.path, "wb")  # noqa: SIM115 - closed in close()
+            self._fh = open(self.path, "wb")
             self._fh.write(dump_json_line(header).encode("utf-8") + b"\n")
         self._flush()
 
@@ -154,7 +167,10 @@ class RunLogWriter:
             raise InputError(
                 f"cannot resume: the run log has format version {existing.version}, this "
                 f"ProbeGuard writes version {header.version}; use a new output directory",
-                file=str(self.path), line=1, field="version")
+                file=str(self.path),
+                line=1,
+                field="version",
+            )
         if existing.pipeline_fingerprint != header.pipeline_fingerprint:
             raise InputError(
                 f"cannot resume: this run directory belongs to a different pipeline or "
@@ -163,14 +179,23 @@ class RunLogWriter:
                 f"{existing.pipeline_fingerprint[:12]}..., the current one is "
                 f"'{header.pipeline_name}' with {header.pipeline_fingerprint[:12]}...); "
                 f"use a new output directory, or run without --resume to start over",
-                file=str(self.path), line=1, field="pipeline_fingerprint")
-        if (existing.corpus_fingerprint is not None and header.corpus_fingerprint is not None
-                and existing.corpus_fingerprint != header.corpus_fingerprint):
+                file=str(self.path),
+                line=1,
+                field="pipeline_fingerprint",
+            )
+        if (
+            existing.corpus_fingerprint is not None
+            and header.corpus_fingerprint is not None
+            and existing.corpus_fingerprint != header.corpus_fingerprint
+        ):
             raise InputError(
                 "cannot resume: this run directory was scanned against a different corpus "
                 f"({existing.corpus_fingerprint[:12]}... vs {header.corpus_fingerprint[:12]}...); "
                 "use a new output directory, or run without --resume to start over",
-                file=str(self.path), line=1, field="corpus_fingerprint")
+                file=str(self.path),
+                line=1,
+                field="corpus_fingerprint",
+            )
 
     def finished(self) -> dict[str, CaseRecord]:
         """Case id → its latest record: those read from the file when resuming, updated by
@@ -202,7 +227,7 @@ class RunLogWriter:
     def closed(self) -> bool:
         return self._fh.closed
 
-    def __enter__(self) -> "RunLogWriter":
+    def __enter__(self) -> RunLogWriter:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -12,8 +12,9 @@ Tokens are SQuAD-normalised words (lower case, punctuation and articles removed)
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal, Sequence
+from typing import Literal
 
 from probeguard.nlp.text import normalize_answer
 
@@ -50,8 +51,13 @@ def rouge_l(candidate: str, reference: str) -> RougeL:
     return RougeL(precision=p, recall=r, f1=2 * p * r / (p + r))
 
 
-def standard_eval_failed(answer: str, gold_answers: Sequence[str], *, threshold: float = 0.75,
-                         measure: Literal["recall", "f1"] = "recall") -> bool:
+def standard_eval_failed(
+    answer: str,
+    gold_answers: Sequence[str],
+    *,
+    threshold: float = 0.75,
+    measure: Literal["recall", "f1"] = "recall",
+) -> bool:
     """The standard-evaluation verdict: failed when the best ROUGE-L ``measure`` over the gold
     answers is below ``threshold``. Recall is the default because gold answers are short spans
     and correct answers are sentences: F1 would fail a correct, complete sentence for being

@@ -31,21 +31,27 @@ should have been.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
-from probeguard.stats import Estimate, wilson
 from probeguard.nlp.text import words
+from probeguard.stats import Estimate, wilson
 
-__all__ = ["DEFAULT_COVERAGE_THRESHOLD", "SilentFailure", "evidence_coverage_score",
-           "paragraph_coverage", "silent_failure_quadrant"]
+__all__ = [
+    "DEFAULT_COVERAGE_THRESHOLD",
+    "SilentFailure",
+    "evidence_coverage_score",
+    "paragraph_coverage",
+    "silent_failure_quadrant",
+]
 
 DEFAULT_COVERAGE_THRESHOLD = 0.5
 """θ: a paragraph is covered when one chunk holds at least this share of its tokens."""
 
-_EPS = 1e-12   # so that 2 of 4 tokens is covered at θ = 0.5 despite float rounding of θ·n
+_EPS = 1e-12  # so that 2 of 4 tokens is covered at θ = 0.5 despite float rounding of θ·n
 
 
 def _bag(text: str) -> Counter[str]:
@@ -66,8 +72,12 @@ def paragraph_coverage(paragraph: str, chunks: Sequence[str]) -> float:
     return best / total if total else float("nan")
 
 
-def evidence_coverage_score(gold_paragraphs: Sequence[str], chunks: Sequence[str], *,
-                            threshold: float = DEFAULT_COVERAGE_THRESHOLD) -> float:
+def evidence_coverage_score(
+    gold_paragraphs: Sequence[str],
+    chunks: Sequence[str],
+    *,
+    threshold: float = DEFAULT_COVERAGE_THRESHOLD,
+) -> float:
     """ECS of the retrieved ``chunks`` (texts) against ``gold_paragraphs`` (texts); formula in
     the module doc. NaN when no gold paragraph has a token."""
     if not 0.0 < threshold <= 1.0:
@@ -96,15 +106,23 @@ class SilentFailure:
 
     def summary(self) -> dict[str, Any]:
         """JSON-ready, with each Estimate as a dict."""
-        return {"share_of_all": self.share_of_all.model_dump(),
-                "share_of_low_coverage": self.share_of_low_coverage.model_dump(),
-                "silent": self.silent, "low_coverage": self.low_coverage,
-                "scored": self.scored, "unscored": self.unscored}
+        return {
+            "share_of_all": self.share_of_all.model_dump(),
+            "share_of_low_coverage": self.share_of_low_coverage.model_dump(),
+            "silent": self.silent,
+            "low_coverage": self.low_coverage,
+            "scored": self.scored,
+            "unscored": self.unscored,
+        }
 
 
-def silent_failure_quadrant(faithfulness: Sequence[float], ecs: Sequence[float], *,
-                            faithfulness_above: float = 0.5,
-                            ecs_below: float = 0.5) -> SilentFailure:
+def silent_failure_quadrant(
+    faithfulness: Sequence[float],
+    ecs: Sequence[float],
+    *,
+    faithfulness_above: float = 0.5,
+    ecs_below: float = 0.5,
+) -> SilentFailure:
     """Counts and Wilson Estimates of the quadrant faithfulness > ``faithfulness_above`` ∧
     ECS < ``ecs_below`` over per-answer arrays of equal length (NaN = unscored)."""
     f = np.asarray(faithfulness, dtype=float)
@@ -115,7 +133,11 @@ def silent_failure_quadrant(faithfulness: Sequence[float], ecs: Sequence[float],
     low = ok & (e < ecs_below)
     silent = low & (f > faithfulness_above)
     n_ok, n_low, n_silent = int(ok.sum()), int(low.sum()), int(silent.sum())
-    return SilentFailure(share_of_all=wilson(n_silent, n_ok),
-                         share_of_low_coverage=wilson(n_silent, n_low),
-                         silent=n_silent, low_coverage=n_low, scored=n_ok,
-                         unscored=int(f.size - n_ok))
+    return SilentFailure(
+        share_of_all=wilson(n_silent, n_ok),
+        share_of_low_coverage=wilson(n_silent, n_low),
+        silent=n_silent,
+        low_coverage=n_low,
+        scored=n_ok,
+        unscored=int(f.size - n_ok),
+    )

@@ -17,8 +17,8 @@ rate is also reported as the overall adversarial failure rate.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Mapping
 
 DEFAULT_OVERLAP_WEIGHTS: dict[str, float] = {
     "chunk_fracture": 0.15,
@@ -42,8 +42,10 @@ class FCSResult:
     def interpretation(self) -> str:
         """One line on what the score means for this pipeline."""
         if math.isnan(self.fcs):
-            return ("No adversarial failure was found, so there is no failure boundary to "
-                    "cover: FCS is undefined.")
+            return (
+                "No adversarial failure was found, so there is no failure boundary to "
+                "cover: FCS is undefined."
+            )
         share = f"{self.fcs:.0%}"
         if self.fcs >= 0.7:
             level = "Most"
@@ -51,22 +53,27 @@ class FCSResult:
             level = "A large part"
         else:
             level = "A small part"
-        return (f"{level} ({share}) of the adversarial failure boundary "
-                f"(overall adversarial failure rate {self.adversarial_union_rate:.1%}) is "
-                "invisible to standard evaluation of well-formed questions.")
+        return (
+            f"{level} ({share}) of the adversarial failure boundary "
+            f"(overall adversarial failure rate {self.adversarial_union_rate:.1%}) is "
+            "invisible to standard evaluation of well-formed questions."
+        )
 
     def recommendation(self, probe_rates: Mapping[str, float]) -> str:
         """Which probe to act on first: the largest contributor of unique failures."""
         if math.isnan(self.fcs) or not self.unique_rates:
             return "Keep these probes in CI to catch regressions."
         worst = max(sorted(self.unique_rates), key=lambda p: self.unique_rates[p])
-        return (f"Start with {worst.replace('_', ' ')} (failure rate {probe_rates[worst]:.1%}, "
-                f"{self.unique_rates[worst]:.1%} unseen by standard evaluation), and gate "
-                "releases on these probes, not on the standard score alone.")
+        return (
+            f"Start with {worst.replace('_', ' ')} (failure rate {probe_rates[worst]:.1%}, "
+            f"{self.unique_rates[worst]:.1%} unseen by standard evaluation), and gate "
+            "releases on these probes, not on the standard score alone."
+        )
 
 
-def failure_coverage_score(probe_rates: Mapping[str, float],
-                           overlap_weights: Mapping[str, float] | None = None) -> FCSResult:
+def failure_coverage_score(
+    probe_rates: Mapping[str, float], overlap_weights: Mapping[str, float] | None = None
+) -> FCSResult:
     """FCS from per-probe failure rates (formula in the module doc). Probes with an undefined
     (NaN) rate are left out; a probe without a weight in ``overlap_weights`` falls back to
     ``DEFAULT_OVERLAP_WEIGHTS`` and then to 0."""
@@ -81,5 +88,9 @@ def failure_coverage_score(probe_rates: Mapping[str, float],
     unique_rate = 1.0 - math.prod(1.0 - u for u in unique.values())
     union_rate = 1.0 - math.prod(1.0 - r for r in rates.values())
     fcs = unique_rate / union_rate if union_rate > 0 else float("nan")
-    return FCSResult(fcs=fcs, adversarial_unique_rate=unique_rate,
-                     adversarial_union_rate=union_rate, unique_rates=unique)
+    return FCSResult(
+        fcs=fcs,
+        adversarial_unique_rate=unique_rate,
+        adversarial_union_rate=union_rate,
+        unique_rates=unique,
+    )

@@ -25,12 +25,13 @@ everything or almost nothing. ``saturated`` flags a spread below ``SATURATION_SP
 from __future__ import annotations
 
 import math
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
-from probeguard.core.records import CaseRecord
 from probeguard.core.pipeline import PipelineOutput
+from probeguard.core.records import CaseRecord
 from probeguard.stats import wilson
 
 SATURATION_SPREAD = 0.25
@@ -58,14 +59,17 @@ def auroc(positives: Sequence[float], negatives: Sequence[float]) -> float:
     return float((greater + 0.5 * ties) / (pos.size * neg.size))
 
 
-def gate_rates(answerable: Sequence[float], unanswerable: Sequence[float],
-               threshold: float) -> dict[str, Any]:
+def gate_rates(
+    answerable: Sequence[float], unanswerable: Sequence[float], threshold: float
+) -> dict[str, Any]:
     """False-refusal and abstention rates (Wilson) of the gate ``s < threshold``."""
     a = np.asarray(answerable, dtype=float)
     u = np.asarray(unanswerable, dtype=float)
-    return {"min_score": threshold,
-            "false_refusal": wilson(int((a < threshold).sum()), int(a.size)).model_dump(),
-            "abstention": wilson(int((u < threshold).sum()), int(u.size)).model_dump()}
+    return {
+        "min_score": threshold,
+        "false_refusal": wilson(int((a < threshold).sum()), int(a.size)).model_dump(),
+        "abstention": wilson(int((u < threshold).sum()), int(u.size)).model_dump(),
+    }
 
 
 def best_gate(answerable: Sequence[float], unanswerable: Sequence[float]) -> dict[str, Any] | None:
@@ -101,13 +105,18 @@ def _describe(scores: np.ndarray) -> dict[str, Any]:
     finite = scores[np.isfinite(scores)]
     if finite.size == 0:
         return {"n": int(scores.size), "empty": int(scores.size)}
-    return {"n": int(scores.size), "empty": int(scores.size - finite.size),
-            "min": round(float(finite.min()), 6), "median": round(float(np.median(finite)), 6),
-            "max": round(float(finite.max()), 6)}
+    return {
+        "n": int(scores.size),
+        "empty": int(scores.size - finite.size),
+        "min": round(float(finite.min()), 6),
+        "median": round(float(np.median(finite)), 6),
+        "max": round(float(finite.max()), 6),
+    }
 
 
-def gate_analysis(answerable: Sequence[float], unanswerable: Sequence[float],
-                  configured: float | None = None) -> dict[str, Any]:
+def gate_analysis(
+    answerable: Sequence[float], unanswerable: Sequence[float], configured: float | None = None
+) -> dict[str, Any]:
     """Top-score distributions, AUROC, saturation, the configured gate's rates (when one is
     set) and the best gate (module docstring). NaN scores (no scores reported) are dropped."""
     a = np.asarray([s for s in answerable if not math.isnan(s)], dtype=float)

@@ -24,16 +24,23 @@ faithful with, and answer relevancy would punish it).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
+from probeguard.core.io import json_safe
+from probeguard.core.pipeline import Context
 from probeguard.core.records import CaseRecord
+from probeguard.metrics.judged import relevance_from_gold
 from probeguard.metrics.retrieval import first_relevant_rank, recall_of, reciprocal_rank
-from probeguard.stats import bootstrap_mean, proportion
+from probeguard.metrics.standard import score_standard
+from probeguard.metrics.summary import summarize_values
+from probeguard.metrics.thresholds import check_thresholds
 from probeguard.nlp.text import contains_answer
+from probeguard.stats import bootstrap_mean, proportion
 
 if TYPE_CHECKING:
-    from probeguard.metrics.config import Thresholds
     from probeguard.detectors.factory import Judges
+    from probeguard.metrics.config import Thresholds
 
 
 def score_golden_record(record: CaseRecord) -> dict[str, Any]:
@@ -46,9 +53,12 @@ def score_golden_record(record: CaseRecord) -> dict[str, Any]:
     verdict: dict[str, Any] = {"refused": out.refused}
     if exp.evidence_doc_ids:
         rank = first_relevant_rank(ranked_docs, exp.evidence_doc_ids)
-        verdict.update(evidence_rank=rank, hit=rank is not None,
-                       all_evidence=recall_of(ranked_docs, exp.evidence_doc_ids) == 1.0,
-                       rr=reciprocal_rank(ranked_docs, exp.evidence_doc_ids))
+        verdict.update(
+            evidence_rank=rank,
+            hit=rank is not None,
+            all_evidence=recall_of(ranked_docs, exp.evidence_doc_ids) == 1.0,
+            rr=reciprocal_rank(ranked_docs, exp.evidence_doc_ids),
+        )
     if exp.mode == "abstain":
         verdict["passed"] = out.refused
     else:
@@ -78,43 +88,51 @@ def summarize_golden(records: Sequence[CaseRecord], seed: int) -> dict[str, Any]
     return {k: (v.model_dump() if hasattr(v, "model_dump") else v) for k, v in summary.items()}
 
 
-def score_golden_standard(record: CaseRecord, judges: "Judges") -> dict[str, Any] | None:
+def score_golden_standard(record: CaseRecord, judges: Judges) -> dict[str, Any] | None:
     """The standard metrics of one golden case (rules in the module doc), as JSON:
     ``{"metrics": {name: {value, n, unscored, reason, detail}}, "precision_source",
     "claims": [findings]}``; None for an errored, abstention or answerless case."""
-    from probeguard.metrics.standard import score_standard
-    from probeguard.metrics.judged import relevance_from_gold
-    from probeguard.core.pipeline import Context
 
     out, exp = record.output, record.case.expected
     if out is None or exp.mode != "answer" or not exp.answers:
         return None
     ranked = sorted(out.retrieved, key=lambda r: r.rank)
-    relevance = (relevance_from_gold([(r.chunk_id, r.doc_id) for r in ranked],
-                                     exp.evidence_doc_ids) if exp.evidence_doc_ids else None)
-    score = score_standard(record.case.question, out.answer,
-                           [Context(r.chunk_id, r.text, r.title) for r in ranked], judges,
-                           ground_truth=exp.answers[0], golds=exp.answers, relevance=relevance)
+    relevance = (
+        relevance_from_gold([(r.chunk_id, r.doc_id) for r in ranked], exp.evidence_doc_ids)
+        if exp.evidence_doc_ids
+        else None
+    )
+    score = score_standard(
+        record.case.question,
+        out.answer,
+        [Context(r.chunk_id, r.text, r.title) for r in ranked],
+        judges,
+        ground_truth=exp.answers[0],
+        golds=exp.answers,
+        relevance=relevance,
+    )
     data = score.as_dict()
     data.pop("judgment")
-    from probeguard.core.io import json_safe
 
     return json_safe(data)
 
 
-def summarize_golden_standard(records: Sequence[CaseRecord], *, seed: int,
-                              thresholds: "Thresholds", judge: dict[str, Any]
-                              ) -> dict[str, Any]:
+def summarize_golden_standard(
+    records: Sequence[CaseRecord], *, seed: int, thresholds: Thresholds, judge: dict[str, Any]
+) -> dict[str, Any]:
     """Means (bootstrap intervals, n, unscored) of the standard metrics over the golden
     cases scored by ``score_golden_standard`` (``verdict["standard"]``), faceted by tag, and
     the thresholds' pass/fail."""
-    from probeguard.metrics.summary import summarize_values
-    from probeguard.metrics.thresholds import check_thresholds
 
     scored = [r for r in records if r.verdict.get("standard")]
     nan = float("nan")
-    rows = [{k: (nan if m["value"] is None else m["value"])
-             for k, m in r.verdict["standard"]["metrics"].items()} for r in scored]
+    rows = [
+        {
+            k: (nan if m["value"] is None else m["value"])
+            for k, m in r.verdict["standard"]["metrics"].items()
+        }
+        for r in scored
+    ]
     summary = summarize_values(rows, [r.case.tags for r in scored], seed=seed)
     means = {k: v["mean"] for k, v in summary["metrics"].items()}
     return {"judge": judge, **summary, "thresholds": check_thresholds(means, thresholds)}

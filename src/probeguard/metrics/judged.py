@@ -21,8 +21,9 @@ as failures).
 from __future__ import annotations
 
 import math
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Collection, Sequence
+from typing import Any
 
 from probeguard.detectors.claims import AtomicClaim, is_hedge
 from probeguard.detectors.judges import Judgment, Relevance
@@ -30,10 +31,20 @@ from probeguard.detectors.offline_judge import best_sentence
 from probeguard.models.generators.extractive import question_terms, stem
 from probeguard.nlp.text import content_words, split_sentences
 
-__all__ = ["ClaimFinding", "FaithfulnessResult", "MetricResult", "answer_relevancy",
-           "answer_relevancy_offline", "context_precision", "context_recall",
-           "context_statements", "contextual_relevancy", "faithfulness", "relevance_from_gold",
-           "relevance_from_judgment"]
+__all__ = [
+    "ClaimFinding",
+    "FaithfulnessResult",
+    "MetricResult",
+    "answer_relevancy",
+    "answer_relevancy_offline",
+    "context_precision",
+    "context_recall",
+    "context_statements",
+    "contextual_relevancy",
+    "faithfulness",
+    "relevance_from_gold",
+    "relevance_from_judgment",
+]
 
 NAN = float("nan")
 
@@ -53,14 +64,20 @@ class MetricResult:
         return not math.isnan(self.value)
 
     def as_dict(self) -> dict[str, Any]:
-        return {"value": None if math.isnan(self.value) else self.value, "n": self.n,
-                "unscored": self.unscored, "reason": self.reason, "detail": self.detail}
+        return {
+            "value": None if math.isnan(self.value) else self.value,
+            "n": self.n,
+            "unscored": self.unscored,
+            "reason": self.reason,
+            "detail": self.detail,
+        }
 
 
 def _share(hits: int, n: int, unscored: int, empty: str, **detail: Any) -> MetricResult:
     if n == 0:
-        return MetricResult(NAN, 0, unscored, empty if not unscored else
-                            f"{empty}; {unscored} unscored", detail)
+        return MetricResult(
+            NAN, 0, unscored, empty if not unscored else f"{empty}; {unscored} unscored", detail
+        )
     return MetricResult(hits / n, n, unscored, "", detail)
 
 
@@ -107,9 +124,15 @@ def _finding(j: Judgment, i: int) -> ClaimFinding:
     if label == "contradicted":
         col, v = j.best(i, "contradicted")  # type: ignore[misc]
         sentence = v.evidence or best_sentence(claim, j.contexts[col].text)[0]
-        return ClaimFinding(claim, label, contradicting_chunk_id=j.contexts[col].chunk_id,
-                            contradicting_sentence=sentence, best_chunk_id=j.contexts[col].chunk_id,
-                            context_says=sentence, reason=v.reason)
+        return ClaimFinding(
+            claim,
+            label,
+            contradicting_chunk_id=j.contexts[col].chunk_id,
+            contradicting_sentence=sentence,
+            best_chunk_id=j.contexts[col].chunk_id,
+            context_says=sentence,
+            reason=v.reason,
+        )
     if label == "unscored" or not j.contexts:
         reasons = sorted({v.reason for v in j.verdicts[i] if v.label == "unscored"})
         return ClaimFinding(claim, label, reason="; ".join(reasons) or "no contexts")
@@ -118,10 +141,17 @@ def _finding(j: Judgment, i: int) -> ClaimFinding:
     if v.evidence:
         says = v.evidence
     else:  # the judge quoted nothing (an LLM): the lexically closest sentence of any chunk
-        col, (says, _, _) = max(enumerate(best_sentence(claim, c.text) for c in j.contexts),
-                                key=lambda x: (x[1][2], -x[0]))
-    return ClaimFinding(claim, label, best_chunk_id=j.contexts[col].chunk_id,
-                        context_says=says, reason=j.verdicts[i][col].reason)
+        col, (says, _, _) = max(
+            enumerate(best_sentence(claim, c.text) for c in j.contexts),
+            key=lambda x: (x[1][2], -x[0]),
+        )
+    return ClaimFinding(
+        claim,
+        label,
+        best_chunk_id=j.contexts[col].chunk_id,
+        context_says=says,
+        reason=j.verdicts[i][col].reason,
+    )
 
 
 def faithfulness(judgment: Judgment) -> FaithfulnessResult:
@@ -141,13 +171,18 @@ def faithfulness(judgment: Judgment) -> FaithfulnessResult:
     supported = sum(f.label == "supported" for f in findings)
     unscored = sum(f.label == "unscored" for f in findings)
     n = len(findings) - unscored
-    base = _share(supported, n, unscored, "the answer makes no factual claim" if not findings
-                  else "no claim could be judged",
-                  judge=judgment.judge,
-                  labels={lab: sum(f.label == lab for f in findings)
-                          for lab in ("supported", "contradicted", "unsupported", "unscored")})
-    return FaithfulnessResult(base.value, base.n, base.unscored, base.reason, base.detail,
-                              findings)
+    base = _share(
+        supported,
+        n,
+        unscored,
+        "the answer makes no factual claim" if not findings else "no claim could be judged",
+        judge=judgment.judge,
+        labels={
+            lab: sum(f.label == lab for f in findings)
+            for lab in ("supported", "contradicted", "unsupported", "unscored")
+        },
+    )
+    return FaithfulnessResult(base.value, base.n, base.unscored, base.reason, base.detail, findings)
 
 
 # -- context recall -----------------------------------------------------------------------------
@@ -161,11 +196,16 @@ def context_recall(ground_truth: Judgment) -> MetricResult:
     2024). NaN when there is no ground-truth claim (no reference: nothing to recall)."""
     labels = ground_truth.claim_labels()
     unscored = labels.count("unscored")
-    missing = [c for c, lab in zip(ground_truth.claims, labels) if lab not in
-               ("supported", "unscored")]
-    return _share(labels.count("supported"), len(labels) - unscored, unscored,
-                  "no ground-truth claim" if not labels else "no ground-truth claim was judged",
-                  missing=missing)
+    missing = [
+        c for c, lab in zip(ground_truth.claims, labels) if lab not in ("supported", "unscored")
+    ]
+    return _share(
+        labels.count("supported"),
+        len(labels) - unscored,
+        unscored,
+        "no ground-truth claim" if not labels else "no ground-truth claim was judged",
+        missing=missing,
+    )
 
 
 # -- context precision -----------------------------------------------------------------------
@@ -186,22 +226,30 @@ def context_precision(relevance: Sequence[bool | None]) -> MetricResult:
         return MetricResult(NAN, 0, 0, "nothing was retrieved")
     unknown = [k + 1 for k, v in enumerate(flags) if v is None]
     if unknown:
-        return MetricResult(NAN, 0, len(unknown),
-                            f"relevance unknown at rank(s) {', '.join(map(str, unknown))}")
+        return MetricResult(
+            NAN, 0, len(unknown), f"relevance unknown at rank(s) {', '.join(map(str, unknown))}"
+        )
     hits, total = 0, 0.0
     for k, v in enumerate(flags, start=1):
         if v:
             hits += 1
             total += hits / k
     if hits == 0:
-        return MetricResult(0.0, len(flags), 0, "no retrieved chunk is relevant",
-                            {"relevant_ranks": []})
-    return MetricResult(total / hits, len(flags), 0, "",
-                        {"relevant_ranks": [k + 1 for k, v in enumerate(flags) if v]})
+        return MetricResult(
+            0.0, len(flags), 0, "no retrieved chunk is relevant", {"relevant_ranks": []}
+        )
+    return MetricResult(
+        total / hits,
+        len(flags),
+        0,
+        "",
+        {"relevant_ranks": [k + 1 for k, v in enumerate(flags) if v]},
+    )
 
 
-def relevance_from_gold(retrieved_ids: Sequence[str | Sequence[str]],
-                        gold: Collection[str]) -> list[bool]:
+def relevance_from_gold(
+    retrieved_ids: Sequence[str | Sequence[str]], gold: Collection[str]
+) -> list[bool]:
     """Rank k is relevant when its id — or any of its ids, e.g. ``(chunk_id, doc_id)`` — is
     in ``gold`` (gold evidence chunk or document ids)."""
     gold = set(gold)
@@ -241,8 +289,11 @@ def contextual_relevancy(verdicts: Sequence[Sequence[Relevance]]) -> MetricResul
         n += len(scored)
         per_chunk.append(sum(scored) / len(scored) if scored else None)
     reasons = sorted({v.reason for c in verdicts for v in c if v.relevant is None})
-    empty = "no retrieved statement" if not any(verdicts) else \
-        "no statement was judged" + (f" ({'; '.join(reasons)})" if reasons else "")
+    empty = (
+        "no retrieved statement"
+        if not any(verdicts)
+        else "no statement was judged" + (f" ({'; '.join(reasons)})" if reasons else "")
+    )
     return _share(hits, n, unscored, empty, per_chunk=per_chunk)
 
 
@@ -270,17 +321,20 @@ def answer_relevancy(claims: Sequence[AtomicClaim], verdicts: Sequence[Relevance
         else:
             n += 1
             hits += v.relevant
-    return _share(hits, n, unscored, "no claim was judged",
-                  hedges=sum(c.hedge for c in claims))
+    return _share(hits, n, unscored, "no claim was judged", hedges=sum(c.hedge for c in claims))
 
 
 def _stems(text: str) -> set[str]:
     return {stem(w) for w in content_words(text)}
 
 
-def answer_relevancy_offline(question: str, claims: Sequence[AtomicClaim], *,
-                             hedge_penalty: float = 0.5, drift_penalty: float = 0.5
-                             ) -> MetricResult:
+def answer_relevancy_offline(
+    question: str,
+    claims: Sequence[AtomicClaim],
+    *,
+    hedge_penalty: float = 0.5,
+    drift_penalty: float = 0.5,
+) -> MetricResult:
     """A lexical *heuristic* for answer relevancy (no model; use ``answer_relevancy`` with an
     LLM judge when paraphrase matters). With ``Q`` the question's stemmed content words,
     ``A`` those of the answer's factual claims, ``h`` the hedge claims (refusals,
@@ -306,5 +360,4 @@ def answer_relevancy_offline(question: str, claims: Sequence[AtomicClaim], *,
     coverage = len(q & answer) / len(q)
     n = len(claims)
     value = max(0.0, coverage - hedge_penalty * hedges / n - drift_penalty * len(drift) / n)
-    return MetricResult(value, n, 0, "", {"coverage": coverage, "hedges": hedges,
-                                          "drift": drift})
+    return MetricResult(value, n, 0, "", {"coverage": coverage, "hedges": hedges, "drift": drift})

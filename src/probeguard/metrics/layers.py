@@ -34,18 +34,26 @@ compared without its ``[n]`` citation markers, using SQuAD-normalised containmen
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from probeguard.core.cases import Expected
+from probeguard.core.pipeline import PipelineOutput
 from probeguard.detectors.fabrication import is_refusal
 from probeguard.metrics.retrieval import first_relevant_rank, recall_of
-from probeguard.core.pipeline import PipelineOutput
-from probeguard.models.prompts import looks_like_refusal
 from probeguard.nlp.text import contains_answer, strip_citations
 
-__all__ = ["LAYERS", "LayerScores", "answer_layer", "cited_doc_ids", "citation_layer",
-           "is_refusal", "retrieval_layer", "score_layers"]
+__all__ = [
+    "LAYERS",
+    "LayerScores",
+    "answer_layer",
+    "cited_doc_ids",
+    "citation_layer",
+    "is_refusal",
+    "retrieval_layer",
+    "score_layers",
+]
 
 LAYERS: tuple[str, ...] = ("retrieval", "answer", "abstention", "citation")
 """The scored layers, in report order (``pass`` is their conjunction)."""
@@ -65,45 +73,52 @@ class LayerScores:
     @property
     def passed(self) -> bool | None:
         """All applicable layers passed; ``None`` when none applies."""
-        applied = [v for v in (self.retrieval, self.answer, self.abstention, self.citation)
-                   if v is not None]
+        applied = [
+            v
+            for v in (self.retrieval, self.answer, self.abstention, self.citation)
+            if v is not None
+        ]
         return all(applied) if applied else None
 
     def layers(self) -> dict[str, bool | None]:
         """``{retrieval, answer, abstention, citation, pass}``."""
-        return {"retrieval": self.retrieval, "answer": self.answer,
-                "abstention": self.abstention, "citation": self.citation,
-                "pass": self.passed}
+        return {
+            "retrieval": self.retrieval,
+            "answer": self.answer,
+            "abstention": self.abstention,
+            "citation": self.citation,
+            "pass": self.passed,
+        }
 
 
-
-
-def retrieval_layer(ranked_doc_ids: Sequence[str], evidence: Sequence[str], k: int
-                    ) -> tuple[bool | None, dict[str, Any]]:
+def retrieval_layer(
+    ranked_doc_ids: Sequence[str], evidence: Sequence[str], k: int
+) -> tuple[bool | None, dict[str, Any]]:
     """hit@k of ``evidence`` in ``ranked_doc_ids`` (best first; a document's chunks count
     once); ``None`` when there is no evidence or nothing was retrieved."""
     if not evidence or not ranked_doc_ids:
         return None, {}
     rank = first_relevant_rank(ranked_doc_ids, evidence)
     return rank is not None and rank <= k, {
-        "evidence_rank": rank, "k": k,
-        "all_evidence": recall_of(ranked_doc_ids, evidence, k) == 1.0}
+        "evidence_rank": rank,
+        "k": k,
+        "all_evidence": recall_of(ranked_doc_ids, evidence, k) == 1.0,
+    }
 
 
-def answer_layer(answer: str, expected: Expected, *, refused: bool
-                 ) -> tuple[bool, dict[str, Any]]:
+def answer_layer(answer: str, expected: Expected, *, refused: bool) -> tuple[bool, dict[str, Any]]:
     """The answer check (module docstring): one of ``answers``, all of ``contains``, none
     of ``excludes``, not a refusal. ``answer`` is compared as given (strip citations first)."""
     matched = [a for a in expected.answers if contains_answer(answer, a)]
     missing = [c for c in expected.contains if not contains_answer(answer, c)]
     found = [x for x in expected.excludes if contains_answer(answer, x)]
     ok = (not expected.answers or bool(matched)) and not missing and not found and not refused
-    return ok, {"matched_answers": matched, "missing_contains": missing,
-                "found_excludes": found}
+    return ok, {"matched_answers": matched, "missing_contains": missing, "found_excludes": found}
 
 
-def cited_doc_ids(output: PipelineOutput, chunk_docs: Mapping[str, str] | None = None
-                  ) -> tuple[list[str], list[str]]:
+def cited_doc_ids(
+    output: PipelineOutput, chunk_docs: Mapping[str, str] | None = None
+) -> tuple[list[str], list[str]]:
     """(documents of the cited chunks in first-cited order, cited chunk ids that map to no
     document). A chunk maps through the output's retrieved chunks, then ``chunk_docs``."""
     by_chunk = {r.chunk_id: r.doc_id for r in output.retrieved}
@@ -118,18 +133,25 @@ def cited_doc_ids(output: PipelineOutput, chunk_docs: Mapping[str, str] | None =
     return docs, unknown
 
 
-def citation_layer(cited_docs: Sequence[str], evidence: Sequence[str]
-                   ) -> tuple[bool, dict[str, Any]]:
+def citation_layer(
+    cited_docs: Sequence[str], evidence: Sequence[str]
+) -> tuple[bool, dict[str, Any]]:
     """Some cited document is an evidence document."""
     gold = set(evidence)
     return any(d in gold for d in cited_docs), {
         "cited_doc_ids": list(cited_docs),
-        "cited_non_evidence": [d for d in cited_docs if d not in gold]}
+        "cited_non_evidence": [d for d in cited_docs if d not in gold],
+    }
 
 
-def score_layers(expected: Expected, output: PipelineOutput | None, *, k: int,
-                 require_citation: bool = False,
-                 chunk_docs: Mapping[str, str] | None = None) -> LayerScores:
+def score_layers(
+    expected: Expected,
+    output: PipelineOutput | None,
+    *,
+    k: int,
+    require_citation: bool = False,
+    chunk_docs: Mapping[str, str] | None = None,
+) -> LayerScores:
     """Every layer of one case (rules in the module docstring). ``k``: the pipeline's
     retrieval depth; ``require_citation``: an uncited answer fails the citation layer
     (citation traps) instead of leaving it unscored."""
@@ -160,5 +182,6 @@ def score_layers(expected: Expected, output: PipelineOutput | None, *, k: int,
                 detail.update(cited_doc_ids=[], cited_non_evidence=[])
     else:
         abstention = refused
-    return LayerScores(retrieval=retrieval, answer=answer, abstention=abstention,
-                       citation=citation, detail=detail)
+    return LayerScores(
+        retrieval=retrieval, answer=answer, abstention=abstention, citation=citation, detail=detail
+    )

@@ -21,14 +21,21 @@ occurs in the normalised prediction on word boundaries.
 from __future__ import annotations
 
 from collections import Counter
-from typing import Callable, Sequence, Union
+from collections.abc import Callable, Sequence
 
 from probeguard.nlp.text import contains_answer, normalize_answer
 
-__all__ = ["Golds", "containment", "contains_answer", "exact_match", "exact_match_one",
-           "token_f1", "token_f1_one"]
+__all__ = [
+    "Golds",
+    "containment",
+    "contains_answer",
+    "exact_match",
+    "exact_match_one",
+    "token_f1",
+    "token_f1_one",
+]
 
-Golds = Union[str, Sequence[str]]
+Golds = str | Sequence[str]
 """One gold answer or several."""
 
 

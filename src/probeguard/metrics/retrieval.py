@@ -27,21 +27,36 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Iterable, Mapping, Sequence, Union
 
 from probeguard.stats import Estimate, bootstrap_mean
 
-Relevance = Union[Iterable[str], Mapping[str, float]]
+Relevance = Iterable[str] | Mapping[str, float]
 """Binary relevance (ids) or graded relevance (``doc id → grade``)."""
 
-RunRanking = Union[Sequence[str], Sequence[tuple[str, float]], Mapping[str, float]]
+RunRanking = Sequence[str] | Sequence[tuple[str, float]] | Mapping[str, float]
 """One query's retrieval: ranked ids, ``(doc id, score)`` pairs, or ``doc id → score``."""
 
-__all__ = ["MEASURES", "Relevance", "RunRanking", "RunScores", "dedupe", "evaluate_run",
-           "first_relevant_rank", "grades_of", "hit_at_k", "ndcg_at_k", "precision_at_k",
-           "rank_run", "recall_of", "reciprocal_rank", "relevant_set", "score_query",
-           "success_at_k"]
+__all__ = [
+    "MEASURES",
+    "Relevance",
+    "RunRanking",
+    "RunScores",
+    "dedupe",
+    "evaluate_run",
+    "first_relevant_rank",
+    "grades_of",
+    "hit_at_k",
+    "ndcg_at_k",
+    "precision_at_k",
+    "rank_run",
+    "recall_of",
+    "reciprocal_rank",
+    "relevant_set",
+    "score_query",
+    "success_at_k",
+]
 
 _NAN = float("nan")
 
@@ -153,8 +168,10 @@ def ndcg_at_k(ranked: Sequence[str], relevant: Relevance, k: int) -> float:
     idcg = sum(g / math.log2(i + 1) for i, g in enumerate(ideal, start=1))
     if idcg <= 0:
         return _NAN
-    dcg = sum(max(grades.get(d, 0.0), 0.0) / math.log2(i + 1)
-              for i, d in enumerate(_top(ranked, k), start=1))
+    dcg = sum(
+        max(grades.get(d, 0.0), 0.0) / math.log2(i + 1)
+        for i, d in enumerate(_top(ranked, k), start=1)
+    )
     return dcg / idcg
 
 
@@ -184,7 +201,7 @@ def rank_run(ranking: RunRanking) -> list[str]:
         items = list(ranking)
         if all(isinstance(x, str) for x in items):
             return [str(x) for x in items]
-        pairs = [(str(d), float(s)) for d, s in items]   # type: ignore[misc]
+        pairs = [(str(d), float(s)) for d, s in items]  # type: ignore[misc]
     return [d for d, _ in sorted(pairs, key=lambda p: -p[1])]
 
 
@@ -192,14 +209,14 @@ def score_query(ranked: Sequence[str], relevant: Relevance, measure: str) -> flo
     """One measure (a name from ``MEASURES``, e.g. ``"ndcg@10"``) for one ranked list."""
     name, k = _parse(measure)
     if name == "hit":
-        return success_at_k(ranked, relevant, k)   # type: ignore[arg-type]
+        return success_at_k(ranked, relevant, k)  # type: ignore[arg-type]
     if name == "precision":
-        return precision_at_k(ranked, relevant, k)   # type: ignore[arg-type]
+        return precision_at_k(ranked, relevant, k)  # type: ignore[arg-type]
     if name == "recall":
         return recall_of(ranked, relevant, k)
     if name == "mrr":
         return reciprocal_rank(ranked, relevant, k)
-    return ndcg_at_k(ranked, relevant, k)   # type: ignore[arg-type]
+    return ndcg_at_k(ranked, relevant, k)  # type: ignore[arg-type]
 
 
 @dataclass(frozen=True)
@@ -218,9 +235,14 @@ class RunScores:
         return {"mean": self.mean.model_dump(), "unscored": self.unscored}
 
 
-def evaluate_run(run: Mapping[str, RunRanking], qrels: Mapping[str, Relevance],
-                 measures: Sequence[str], *, seed: int, binary: bool = False
-                 ) -> dict[str, RunScores]:
+def evaluate_run(
+    run: Mapping[str, RunRanking],
+    qrels: Mapping[str, Relevance],
+    measures: Sequence[str],
+    *,
+    seed: int,
+    binary: bool = False,
+) -> dict[str, RunScores]:
     """Each measure over every query of ``run`` ∪ ``qrels``.
 
     ``run`` maps a query id to its retrieval (see ``rank_run``); ``qrels`` maps a query id to
@@ -231,7 +253,7 @@ def evaluate_run(run: Mapping[str, RunRanking], qrels: Mapping[str, Relevance],
     turns every grade > 0 into 1 (binary nDCG from graded qrels). The mean's interval is
     ``probeguard.stats.bootstrap_mean`` with ``seed``.
     """
-    for measure in measures:   # validate every name before any work
+    for measure in measures:  # validate every name before any work
         _parse(measure)
     queries = list(dict.fromkeys([*qrels, *run]))
     ranked = {q: rank_run(run.get(q, ())) for q in queries}
@@ -243,7 +265,10 @@ def evaluate_run(run: Mapping[str, RunRanking], qrels: Mapping[str, Relevance],
     for measure in measures:
         values = {q: score_query(ranked[q], rel[q], measure) for q in queries}
         unscored = sum(1 for v in values.values() if math.isnan(v))
-        out[measure] = RunScores(measure=measure, per_query=values,
-                                 mean=bootstrap_mean(list(values.values()), seed=seed),
-                                 unscored=unscored)
+        out[measure] = RunScores(
+            measure=measure,
+            per_query=values,
+            mean=bootstrap_mean(list(values.values()), seed=seed),
+            unscored=unscored,
+        )
     return out

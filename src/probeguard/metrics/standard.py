@@ -29,24 +29,40 @@ A metric with nothing to score is NaN with its reason and counts as unscored (ne
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
-from probeguard.detectors.claims import decompose, factual
-from probeguard.detectors.judges import Judgment
-from probeguard.detectors.factory import Judges
-from probeguard.metrics.judged import (FaithfulnessResult, MetricResult, answer_relevancy,
-                                       answer_relevancy_offline, context_precision,
-                                       context_recall, context_statements, contextual_relevancy,
-                                       faithfulness, relevance_from_judgment)
-from probeguard.metrics.lexical import containment, exact_match, token_f1
 from probeguard.core.pipeline import Context
+from probeguard.detectors.claims import decompose, factual
+from probeguard.detectors.factory import Judges
+from probeguard.detectors.judges import Judgment
+from probeguard.metrics.judged import (
+    FaithfulnessResult,
+    MetricResult,
+    answer_relevancy,
+    answer_relevancy_offline,
+    context_precision,
+    context_recall,
+    context_statements,
+    contextual_relevancy,
+    faithfulness,
+    relevance_from_judgment,
+)
+from probeguard.metrics.lexical import containment, exact_match, token_f1
 
 __all__ = ["METRICS", "StandardScore", "score_standard", "split_judgment", "unscored"]
 
-METRICS: tuple[str, ...] = ("context_precision", "context_recall", "contextual_relevancy",
-                            "faithfulness", "answer_relevancy", "exact_match", "token_f1",
-                            "containment")
+METRICS: tuple[str, ...] = (
+    "context_precision",
+    "context_recall",
+    "contextual_relevancy",
+    "faithfulness",
+    "answer_relevancy",
+    "exact_match",
+    "token_f1",
+    "containment",
+)
 """Every standard metric, in report order."""
 NAN = float("nan")
 
@@ -74,16 +90,30 @@ class StandardScore:
         faithfulness findings under ``claims``; the judgment matrix."""
         metrics = {k: self.metrics[k].as_dict() for k in METRICS}
         claims = metrics["faithfulness"].pop("claims", [])  # written once, below
-        return {"metrics": metrics, "precision_source": self.precision_source,
-                "claims": claims, "judgment": self.judgment.as_dict()}
+        return {
+            "metrics": metrics,
+            "precision_source": self.precision_source,
+            "claims": claims,
+            "judgment": self.judgment.as_dict(),
+        }
 
 
 def split_judgment(judgment: Judgment, rows: int) -> tuple[Judgment, Judgment]:
     """The first ``rows`` claims and the rest, as two judgments over the same contexts."""
-    head = Judgment(judgment.claims[:rows], judgment.contexts, judgment.verdicts[:rows],
-                    judgment.judge, judgment.detail)
-    tail = Judgment(judgment.claims[rows:], judgment.contexts, judgment.verdicts[rows:],
-                    judgment.judge, judgment.detail)
+    head = Judgment(
+        judgment.claims[:rows],
+        judgment.contexts,
+        judgment.verdicts[:rows],
+        judgment.judge,
+        judgment.detail,
+    )
+    tail = Judgment(
+        judgment.claims[rows:],
+        judgment.contexts,
+        judgment.verdicts[rows:],
+        judgment.judge,
+        judgment.detail,
+    )
     return head, tail
 
 
@@ -93,9 +123,16 @@ def _lexical(fn: Any, answer: str, golds: Sequence[str]) -> MetricResult:
     return MetricResult(fn(answer, list(golds)), 1)
 
 
-def score_standard(question: str, answer: str, contexts: Sequence[Context], judges: Judges, *,
-                   ground_truth: str | None = None, golds: Sequence[str] | None = None,
-                   relevance: Sequence[bool] | None = None) -> StandardScore:
+def score_standard(
+    question: str,
+    answer: str,
+    contexts: Sequence[Context],
+    judges: Judges,
+    *,
+    ground_truth: str | None = None,
+    golds: Sequence[str] | None = None,
+    relevance: Sequence[bool] | None = None,
+) -> StandardScore:
     """Every standard metric of one record (table in the module docstring).
 
     ``ground_truth`` is the reference answer whose claims context recall checks; ``golds``
@@ -107,33 +144,38 @@ def score_standard(question: str, answer: str, contexts: Sequence[Context], judg
     claims = decompose(answer)
     facts = factual(claims)
     gt_facts = factual(decompose(ground_truth)) if ground_truth else []
-    judgment = judges.claims.judge([c.text for c in facts] + [c.text for c in gt_facts],
-                                   list(contexts))
+    judgment = judges.claims.judge(
+        [c.text for c in facts] + [c.text for c in gt_facts], list(contexts)
+    )
     answer_j, truth_j = split_judgment(judgment, len(facts))
 
     metrics: dict[str, MetricResult] = {"faithfulness": faithfulness(answer_j)}
-    metrics["context_recall"] = (context_recall(truth_j) if ground_truth else
-                                 MetricResult(NAN, 0, 0, "no ground truth"))
+    metrics["context_recall"] = (
+        context_recall(truth_j) if ground_truth else MetricResult(NAN, 0, 0, "no ground truth")
+    )
     if relevance is not None:
         source, cp = "reference", context_precision(list(relevance))
     elif not contexts:
         source, cp = "none", context_precision([])
     elif not (gt_facts or facts):
-        source, cp = "judge", MetricResult(NAN, 0, len(contexts),
-                                           "no claim to decide relevance with")
+        source, cp = (
+            "judge",
+            MetricResult(NAN, 0, len(contexts), "no claim to decide relevance with"),
+        )
     else:
         source = "judge"
         cp = context_precision(relevance_from_judgment(truth_j if gt_facts else answer_j))
     metrics["context_precision"] = cp
     texts = [c.text for c in contexts]
     metrics["contextual_relevancy"] = contextual_relevancy(
-        [judges.relevance.relevance(question, s) for s in context_statements(texts)])
+        [judges.relevance.relevance(question, s) for s in context_statements(texts)]
+    )
     if judges.offline_relevance:
         metrics["answer_relevancy"] = answer_relevancy_offline(question, claims)
     else:
         metrics["answer_relevancy"] = answer_relevancy(
-            claims, judges.relevance.relevance(question, [c.text for c in claims])
-            if claims else [])
+            claims, judges.relevance.relevance(question, [c.text for c in claims]) if claims else []
+        )
     metrics["exact_match"] = _lexical(exact_match, answer, golds)
     metrics["token_f1"] = _lexical(token_f1, answer, golds)
     metrics["containment"] = _lexical(containment, answer, golds)
@@ -143,4 +185,3 @@ def score_standard(question: str, answer: str, contexts: Sequence[Context], judg
 def unscored(reason: str) -> dict[str, MetricResult]:
     """Every metric NaN with ``reason`` (a record whose pipeline call failed)."""
     return {k: MetricResult(NAN, 0, 0, reason) for k in METRICS}
-

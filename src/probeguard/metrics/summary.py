@@ -9,7 +9,8 @@ carrying a tag; records without tags belong to no facet. Facets are sorted by ta
 from __future__ import annotations
 
 import math
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from probeguard.metrics.standard import METRICS
 from probeguard.stats import bootstrap_mean
@@ -28,8 +29,9 @@ def metric_means(rows: Sequence[Mapping[str, float]], *, seed: int) -> dict[str,
     return out
 
 
-def summarize_values(rows: Sequence[Mapping[str, float]], tags: Sequence[Sequence[str]], *,
-                     seed: int) -> dict[str, Any]:
+def summarize_values(
+    rows: Sequence[Mapping[str, float]], tags: Sequence[Sequence[str]], *, seed: int
+) -> dict[str, Any]:
     """``{"records", "metrics", "by_tag": {tag: {"records", "metrics"}}}`` (module doc)."""
     if len(rows) != len(tags):
         raise ValueError("one tag list per row")

@@ -8,15 +8,17 @@ such — undefined is not zero. ``passed`` is True when no metric failed.
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from probeguard.metrics.config import Thresholds
 
 __all__ = ["check_thresholds", "parse_threshold"]
 
 
-def check_thresholds(means: Mapping[str, Mapping[str, Any]], thresholds: Thresholds
-                     ) -> dict[str, Any]:
+def check_thresholds(
+    means: Mapping[str, Mapping[str, Any]], thresholds: Thresholds
+) -> dict[str, Any]:
     """``{"checks": {metric: {threshold, value, n, status}}, "failed": [...],
     "unscored": [...], "passed": bool}`` for every metric that has a threshold; ``means``
     maps a metric to its Estimate's JSON (``value`` None or NaN when undefined)."""
@@ -31,12 +33,19 @@ def check_thresholds(means: Mapping[str, Mapping[str, Any]], thresholds: Thresho
             value = None
         else:
             status = "pass" if value >= minimum else "fail"
-        checks[name] = {"threshold": minimum, "value": value, "n": est.get("n", 0),
-                        "status": status}
+        checks[name] = {
+            "threshold": minimum,
+            "value": value,
+            "n": est.get("n", 0),
+            "status": status,
+        }
     failed = [k for k, c in checks.items() if c["status"] == "fail"]
-    return {"checks": checks, "failed": failed,
-            "unscored": [k for k, c in checks.items() if c["status"] == "unscored"],
-            "passed": not failed}
+    return {
+        "checks": checks,
+        "failed": failed,
+        "unscored": [k for k, c in checks.items() if c["status"] == "unscored"],
+        "passed": not failed,
+    }
 
 
 def parse_threshold(text: str) -> tuple[str, float | None]:
@@ -47,15 +56,15 @@ def parse_threshold(text: str) -> tuple[str, float | None]:
     if not sep or not name or not raw:
         raise ValueError(f"expected METRIC=VALUE, got {text!r}")
     if name not in Thresholds.model_fields:
-        raise ValueError(f"unknown metric {name!r}; one of "
-                         f"{', '.join(Thresholds.model_fields)}")
+        raise ValueError(f"unknown metric {name!r}; one of {', '.join(Thresholds.model_fields)}")
     if raw.lower() in ("off", "none", "null"):
         return name, None
     try:
         value = float(raw)
     except ValueError:
-        raise ValueError(f"threshold for {name} must be a number in [0, 1] or 'off', "
-                         f"got {raw!r}") from None
+        raise ValueError(
+            f"threshold for {name} must be a number in [0, 1] or 'off', got {raw!r}"
+        ) from None
     if not 0.0 <= value <= 1.0:
         raise ValueError(f"threshold for {name} must lie in [0, 1], got {value}")
     return name, value

@@ -48,16 +48,29 @@ and whose outputs the probe turns into variant cases of kind ``"llm"`` in a seco
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
-from typing import Callable, Mapping, Sequence
+from functools import cache
 
 import numpy as np
 
 from probeguard.nlp.text import STOPWORDS
 
-__all__ = ["JARGON", "KINDS", "PARAPHRASERS", "Paraphrase", "SYNONYMS", "declarative", "jargon",
-           "keywords", "paraphrase", "paraphrases", "question_word", "substitute", "synonym"]
+__all__ = [
+    "JARGON",
+    "KINDS",
+    "PARAPHRASERS",
+    "Paraphrase",
+    "SYNONYMS",
+    "declarative",
+    "jargon",
+    "keywords",
+    "paraphrase",
+    "paraphrases",
+    "question_word",
+    "substitute",
+    "synonym",
+]
 
 KINDS: tuple[str, ...] = ("declarative", "keywords", "question_word", "synonym", "jargon")
 """The deterministic paraphrase kinds, in the order the probe asks them."""
@@ -78,24 +91,131 @@ class Paraphrase:
 WH_WORDS = frozenset({"what", "which", "who", "whom", "whose", "when", "where", "why", "how"})
 AUX_DO = frozenset({"do", "does", "did"})
 AUX_BE = frozenset({"is", "are", "was", "were"})
-AUX_MODAL = frozenset({"can", "could", "will", "would", "should", "shall", "may", "might",
-                       "must", "has", "have", "had"})
+AUX_MODAL = frozenset(
+    {
+        "can",
+        "could",
+        "will",
+        "would",
+        "should",
+        "shall",
+        "may",
+        "might",
+        "must",
+        "has",
+        "have",
+        "had",
+    }
+)
 AUXILIARIES = AUX_DO | AUX_BE | AUX_MODAL
-PREPOSITIONS = frozenset({"in", "on", "at", "from", "to", "for", "by", "with", "within", "under",
-                          "during", "since", "until", "after", "before", "of", "about", "over",
-                          "into", "through", "without", "per", "between", "across", "upon"})
-DETERMINERS = frozenset({"a", "an", "the", "my", "your", "his", "her", "its", "our", "their",
-                         "this", "that", "these", "those", "each", "every", "any", "some", "no",
-                         "whose", "which", "what", "another", "either", "neither", "one"})
-SUBORDINATORS = frozenset({"if", "when", "unless", "because", "once", "while", "although",
-                           "though", "whereas", "after", "before", "so", "until", "whenever"})
+PREPOSITIONS = frozenset(
+    {
+        "in",
+        "on",
+        "at",
+        "from",
+        "to",
+        "for",
+        "by",
+        "with",
+        "within",
+        "under",
+        "during",
+        "since",
+        "until",
+        "after",
+        "before",
+        "of",
+        "about",
+        "over",
+        "into",
+        "through",
+        "without",
+        "per",
+        "between",
+        "across",
+        "upon",
+    }
+)
+DETERMINERS = frozenset(
+    {
+        "a",
+        "an",
+        "the",
+        "my",
+        "your",
+        "his",
+        "her",
+        "its",
+        "our",
+        "their",
+        "this",
+        "that",
+        "these",
+        "those",
+        "each",
+        "every",
+        "any",
+        "some",
+        "no",
+        "whose",
+        "which",
+        "what",
+        "another",
+        "either",
+        "neither",
+        "one",
+    }
+)
+SUBORDINATORS = frozenset(
+    {
+        "if",
+        "when",
+        "unless",
+        "because",
+        "once",
+        "while",
+        "although",
+        "though",
+        "whereas",
+        "after",
+        "before",
+        "so",
+        "until",
+        "whenever",
+    }
+)
 RELATIVES = frozenset({"that", "which", "who", "whom", "whose"})
 SUBJECT_PRONOUNS = frozenset({"he", "she", "it", "who", "that", "which", "this", "one"})
-NOUN_ADJECTIVES = frozenset({"paid", "unpaid", "sick", "full", "partial", "late", "free", "new",
-                             "old", "extra", "standard", "monthly", "yearly", "weekly", "daily",
-                             "first", "last", "next", "same", "other", "own", "whole"})
+NOUN_ADJECTIVES = frozenset(
+    {
+        "paid",
+        "unpaid",
+        "sick",
+        "full",
+        "partial",
+        "late",
+        "free",
+        "new",
+        "old",
+        "extra",
+        "standard",
+        "monthly",
+        "yearly",
+        "weekly",
+        "daily",
+        "first",
+        "last",
+        "next",
+        "same",
+        "other",
+        "own",
+        "whole",
+    }
+)
 
-VERB_BASES = frozenset("""
+VERB_BASES = frozenset(
+    """
 accept affect allow apply approve arrive ask be become begin belong book borrow bring build buy
 call cancel cause change charge check choose claim close collect come contact contain cost cover
 create cut delete deliver depend design die differ do drop earn email end exchange expect expire
@@ -105,46 +225,235 @@ marry matter mean meet move need offer open owe own pay phone pick plant print p
 protect provide publish put reach read receive refund register remain remove renew rent repair
 replace report request require return review run say see sell send set share ship show sign spend
 start stay stop store support take tell text travel try turn upgrade use visit want win work write
-""".split())
+""".split()
+)
 
-_PAST = {"be": "was", "become": "became", "begin": "began", "bring": "brought", "build": "built",
-         "buy": "bought", "choose": "chose", "come": "came", "cut": "cut", "do": "did",
-         "fall": "fell", "find": "found", "fly": "flew", "get": "got", "give": "gave",
-         "go": "went", "have": "had", "hear": "heard", "hold": "held", "keep": "kept",
-         "know": "knew", "lead": "led", "leave": "left", "lend": "lent", "let": "let",
-         "lie": "lay", "lose": "lost", "make": "made", "mean": "meant", "meet": "met",
-         "pay": "paid", "put": "put", "repay": "repaid", "read": "read", "run": "ran",
-         "say": "said", "see": "saw",
-         "sell": "sold", "send": "sent", "set": "set", "shut": "shut", "spend": "spent",
-         "stand": "stood", "take": "took", "tell": "told", "win": "won", "write": "wrote"}
+_PAST = {
+    "be": "was",
+    "become": "became",
+    "begin": "began",
+    "bring": "brought",
+    "build": "built",
+    "buy": "bought",
+    "choose": "chose",
+    "come": "came",
+    "cut": "cut",
+    "do": "did",
+    "fall": "fell",
+    "find": "found",
+    "fly": "flew",
+    "get": "got",
+    "give": "gave",
+    "go": "went",
+    "have": "had",
+    "hear": "heard",
+    "hold": "held",
+    "keep": "kept",
+    "know": "knew",
+    "lead": "led",
+    "leave": "left",
+    "lend": "lent",
+    "let": "let",
+    "lie": "lay",
+    "lose": "lost",
+    "make": "made",
+    "mean": "meant",
+    "meet": "met",
+    "pay": "paid",
+    "put": "put",
+    "repay": "repaid",
+    "read": "read",
+    "run": "ran",
+    "say": "said",
+    "see": "saw",
+    "sell": "sold",
+    "send": "sent",
+    "set": "set",
+    "shut": "shut",
+    "spend": "spent",
+    "stand": "stood",
+    "take": "took",
+    "tell": "told",
+    "win": "won",
+    "write": "wrote",
+}
 """Simple past of irregular verbs (for "did X <verb>" → "X <past>")."""
 
-_PARTICIPLE_SAME_AS_PAST = frozenset({
-    "bring", "build", "buy", "cut", "find", "have", "hear", "hold", "keep", "lead", "leave",
-    "lend", "let", "lose", "make", "mean", "meet", "pay", "put", "repay", "read", "say", "sell",
-    "send",
-    "set", "shut", "spend", "stand", "tell", "win"})
+_PARTICIPLE_SAME_AS_PAST = frozenset(
+    {
+        "bring",
+        "build",
+        "buy",
+        "cut",
+        "find",
+        "have",
+        "hear",
+        "hold",
+        "keep",
+        "lead",
+        "leave",
+        "lend",
+        "let",
+        "lose",
+        "make",
+        "mean",
+        "meet",
+        "pay",
+        "put",
+        "repay",
+        "read",
+        "say",
+        "sell",
+        "send",
+        "set",
+        "shut",
+        "spend",
+        "stand",
+        "tell",
+        "win",
+    }
+)
 """Irregular verbs whose past equals their past participle: an "-ed" surface form can be
 re-inflected onto them without knowing which of the two it was."""
 
-_IRREGULAR_PARTICIPLES = frozenset({
-    "born", "made", "given", "paid", "sent", "kept", "known", "built", "held", "taken", "done",
-    "seen", "shown", "told", "sold", "bought", "found", "brought", "won", "written", "chosen",
-    "lost", "spent", "left", "worn", "broken", "hidden", "gone", "become", "begun", "met",
-    "stolen", "thrown", "drawn", "grown", "led", "set", "put", "cut", "run", "read", "let"})
-_PREDICATE_ADJECTIVES = frozenset({
-    "open", "closed", "available", "eligible", "due", "valid", "free", "allowed", "required",
-    "responsible", "liable", "able", "unable", "possible", "necessary", "refundable", "entitled",
-    "subject", "located", "based", "situated", "different", "similar", "true", "correct",
-    "likely", "ready", "late", "early", "older", "younger", "larger", "smaller", "cheaper",
-    "better", "worse", "higher", "lower", "longer", "shorter", "named", "called"})
-_NOT_PARTICIPLES = frozenset({"need", "speed", "hundred", "indeed", "embed", "exceed",
-                              "proceed", "succeed", "breed", "greed", "seed", "shed", "feed",
-                              "bred", "sacred", "kindred", "naked", "wicked", "hatred"})
+_IRREGULAR_PARTICIPLES = frozenset(
+    {
+        "born",
+        "made",
+        "given",
+        "paid",
+        "sent",
+        "kept",
+        "known",
+        "built",
+        "held",
+        "taken",
+        "done",
+        "seen",
+        "shown",
+        "told",
+        "sold",
+        "bought",
+        "found",
+        "brought",
+        "won",
+        "written",
+        "chosen",
+        "lost",
+        "spent",
+        "left",
+        "worn",
+        "broken",
+        "hidden",
+        "gone",
+        "become",
+        "begun",
+        "met",
+        "stolen",
+        "thrown",
+        "drawn",
+        "grown",
+        "led",
+        "set",
+        "put",
+        "cut",
+        "run",
+        "read",
+        "let",
+    }
+)
+_PREDICATE_ADJECTIVES = frozenset(
+    {
+        "open",
+        "closed",
+        "available",
+        "eligible",
+        "due",
+        "valid",
+        "free",
+        "allowed",
+        "required",
+        "responsible",
+        "liable",
+        "able",
+        "unable",
+        "possible",
+        "necessary",
+        "refundable",
+        "entitled",
+        "subject",
+        "located",
+        "based",
+        "situated",
+        "different",
+        "similar",
+        "true",
+        "correct",
+        "likely",
+        "ready",
+        "late",
+        "early",
+        "older",
+        "younger",
+        "larger",
+        "smaller",
+        "cheaper",
+        "better",
+        "worse",
+        "higher",
+        "lower",
+        "longer",
+        "shorter",
+        "named",
+        "called",
+    }
+)
+_NOT_PARTICIPLES = frozenset(
+    {
+        "need",
+        "speed",
+        "hundred",
+        "indeed",
+        "embed",
+        "exceed",
+        "proceed",
+        "succeed",
+        "breed",
+        "greed",
+        "seed",
+        "shed",
+        "feed",
+        "bred",
+        "sacred",
+        "kindred",
+        "naked",
+        "wicked",
+        "hatred",
+    }
+)
 
-_DOUBLE_FINAL = frozenset({"permit", "refer", "prefer", "admit", "commit", "occur", "transfer",
-                           "omit", "submit", "regret", "control", "equip", "compel", "expel",
-                           "remit", "rebut", "abet", "forget"})
+_DOUBLE_FINAL = frozenset(
+    {
+        "permit",
+        "refer",
+        "prefer",
+        "admit",
+        "commit",
+        "occur",
+        "transfer",
+        "omit",
+        "submit",
+        "regret",
+        "control",
+        "equip",
+        "compel",
+        "expel",
+        "remit",
+        "rebut",
+        "abet",
+        "forget",
+    }
+)
 _VOWELS = frozenset("aeiou")
 
 
@@ -179,8 +488,9 @@ def _doubles(word: str) -> bool:
         return False
     c1, v, c2 = word[-3], word[-2], word[-1]
     groups = len(re.findall(r"[aeiou]+", word))
-    return (c1 not in _VOWELS and v in _VOWELS and c2 not in _VOWELS and c2 not in "wxy"
-            and groups == 1)
+    return (
+        c1 not in _VOWELS and v in _VOWELS and c2 not in _VOWELS and c2 not in "wxy" and groups == 1
+    )
 
 
 def _past(verb: str) -> str | None:
@@ -236,8 +546,11 @@ def _match_case(template: str, word: str) -> str:
 # ---------------------------------------------------------------------------------------
 
 _FRAMES = ("Tell me {}.", "I need to know {}.", "I would like to know {}.", "Please tell me {}.")
-_ALREADY_DECLARATIVE = re.compile(r"^\s*(tell me|i need to know|i would like to know|please|"
-                                  r"i want to know|explain)\b", re.IGNORECASE)
+_ALREADY_DECLARATIVE = re.compile(
+    r"^\s*(tell me|i need to know|i would like to know|please|"
+    r"i want to know|explain)\b",
+    re.IGNORECASE,
+)
 
 
 def _opens_clause(first_words: list[str]) -> bool:
@@ -260,8 +573,9 @@ def _split_leading_clause(tokens: list[str]) -> tuple[list[str], list[str]]:
         if tok.endswith(",") and i > 0:
             nxt = _strip_punct(tokens[i + 1])
             if (nxt in WH_WORDS or nxt in AUXILIARIES) and _opens_clause(
-                    [_strip_punct(t) for t in tokens[:2]]):
-                return tokens[:i + 1], tokens[i + 1:]
+                [_strip_punct(t) for t in tokens[:2]]
+            ):
+                return tokens[: i + 1], tokens[i + 1 :]
     return [], tokens
 
 
@@ -309,14 +623,20 @@ def _embedded(main: list[str]) -> list[str] | None:
                 aux = i
                 break
             prev = words[i - 1]
-            nounish = (i > wh + 1 and prev not in DETERMINERS and prev not in PREPOSITIONS
-                       and prev not in WH_WORDS and prev not in NOUN_ADJECTIVES)
-            if nounish and (_is_participle(words[i]) or (words[i].endswith("s")
-                                                         and words[i][:-1] in VERB_BASES)):
+            nounish = (
+                i > wh + 1
+                and prev not in DETERMINERS
+                and prev not in PREPOSITIONS
+                and prev not in WH_WORDS
+                and prev not in NOUN_ADJECTIVES
+            )
+            if nounish and (
+                _is_participle(words[i]) or (words[i].endswith("s") and words[i][:-1] in VERB_BASES)
+            ):
                 break  # a finite verb: the wh-phrase is the subject ("Which firm bought X")
         if aux is None:
             return list(main)
-        head, aux_tok, rest = list(main[:aux]), main[aux], list(main[aux + 1:])
+        head, aux_tok, rest = list(main[:aux]), main[aux], list(main[aux + 1 :])
         connector: list[str] = []
     elif words and words[0] in AUXILIARIES and len(words) > 1:
         head, aux_tok, rest = [], main[0], list(main[1:])
@@ -337,7 +657,7 @@ def _embedded(main: list[str]) -> list[str] | None:
         if form is None:
             return head + [aux_tok] + rest if head else None
         inflected = rest[verb_at].lower().replace(base, form, 1)
-        clause = rest[:verb_at] + [inflected] + rest[verb_at + 1:]
+        clause = rest[:verb_at] + [inflected] + rest[verb_at + 1 :]
     elif aux_word in AUX_BE:
         if _is_participle(_strip_punct(rest[0])) or _strip_punct(rest[0]) in _PREDICATE_ADJECTIVES:
             clause = [aux_tok.lower()] + rest  # the wh-phrase is the subject: no inversion
@@ -375,8 +695,9 @@ def declarative(question: str, rng: np.random.Generator) -> str | None:
             return None
         out = f"Tell me about {_lower_first(body)}."
     else:
-        if clause and _strip_punct(clause[0]) in (WH_WORDS | AUXILIARIES | {"whether"}
-                                                  | PREPOSITIONS):
+        if clause and _strip_punct(clause[0]) in (
+            WH_WORDS | AUXILIARIES | {"whether"} | PREPOSITIONS
+        ):
             clause = [clause[0].lower()] + clause[1:]
         sentence = frame.format(" ".join(clause))
         if prefix:
@@ -440,8 +761,14 @@ _WH_RULES: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = (
     (re.compile(r"\bwho\b", re.I), ("which person",)),
     (re.compile(r"\bwhy\b", re.I), ("for what reason",)),
     (re.compile(r"\bwhich\b", re.I), ("what",)),
-    (re.compile(r"\bwhat(?= (?!(?:is|are|was|were|do|does|did|can|could|will|would|should|"
-                r"shall|may|might|must|has|have|had)\b)[a-z])", re.I), ("which",)),
+    (
+        re.compile(
+            r"\bwhat(?= (?!(?:is|are|was|were|do|does|did|can|could|will|would|should|"
+            r"shall|may|might|must|has|have|had)\b)[a-z])",
+            re.I,
+        ),
+        ("which",),
+    ),
 )
 
 
@@ -452,8 +779,12 @@ def _asking_wh_offset(question: str) -> int | None:
     matches = list(re.finditer(r"\b[\w']+\b", question))
     words = [m.group(0).lower() for m in matches]
     for i, m in enumerate(matches):
-        if (words[i] in WH_WORDS and i > 0 and question[:m.start()].rstrip().endswith(",")
-                and _opens_clause(words[:2])):
+        if (
+            words[i] in WH_WORDS
+            and i > 0
+            and question[: m.start()].rstrip().endswith(",")
+            and _opens_clause(words[:2])
+        ):
             return m.start()
     for i, m in enumerate(matches):
         if words[i] in WH_WORDS:
@@ -1008,7 +1339,7 @@ def _parse_table(text: str) -> dict[str, _Entry]:
     return {k: _Entry(**v) for k, v in raw.items()}
 
 
-@lru_cache(maxsize=None)
+@cache
 def _tables() -> dict[str, dict[str, _Entry]]:
     return {"synonym": _parse_table(SYNONYMS_TEXT), "jargon": _parse_table(JARGON_TEXT)}
 
@@ -1027,26 +1358,48 @@ SYNONYMS: Mapping[str, tuple[str, ...]] = _flat(SYNONYMS_TEXT)
 JARGON: Mapping[str, tuple[str, ...]] = _flat(JARGON_TEXT)
 """The jargon table, same form as ``SYNONYMS``."""
 
-_VERB_KEYS = VERB_BASES | frozenset("""
+_VERB_KEYS = VERB_BASES | frozenset(
+    """
 acquire advise alter answer assist attempt audit authorise ban bill cease commence commute
 conceal construct continue decline devise dispatch display eliminate elect engineer erase
 establish examine fabricate file forbid furnish halt harm hide initiate invoice liaise locate
 modify notify obtain permit possess prohibit procure purchase purge ratify rectify reimburse
 reject remediate remit repay rescind reside retain safeguard select shield speak supply talk
 terminate transmit utilise verify wed
-""".split())
+""".split()
+)
 """Table keys that are verbs: only these take a stripped -ed/-ing back onto a replacement."""
 
 _IRREGULAR_SOURCE = {
-    "bought": ("buy", "ed"), "sent": ("send", "ed"), "paid": ("pay", "ed"), "got": ("get", "ed"),
-    "gotten": ("get", "ed"), "kept": ("keep", "ed"), "began": ("begin", "ed"),
-    "begun": ("begin", "ed"), "told": ("tell", "ed"), "gave": ("give", "ed"),
-    "given": ("give", "ed"), "took": ("take", "ed"), "taken": ("take", "ed"),
-    "spent": ("spend", "ed"), "held": ("hold", "ed"), "built": ("build", "ed"),
-    "won": ("win", "ed"), "lost": ("lose", "ed"), "met": ("meet", "ed"), "sold": ("sell", "ed"),
-    "made": ("make", "ed"), "brought": ("bring", "ed"), "chose": ("choose", "ed"),
-    "chosen": ("choose", "ed"), "wrote": ("write", "ed"), "written": ("write", "ed"),
-    "children": ("child", "s"), "people": ("person", "s"), "men": ("man", "s"),
+    "bought": ("buy", "ed"),
+    "sent": ("send", "ed"),
+    "paid": ("pay", "ed"),
+    "got": ("get", "ed"),
+    "gotten": ("get", "ed"),
+    "kept": ("keep", "ed"),
+    "began": ("begin", "ed"),
+    "begun": ("begin", "ed"),
+    "told": ("tell", "ed"),
+    "gave": ("give", "ed"),
+    "given": ("give", "ed"),
+    "took": ("take", "ed"),
+    "taken": ("take", "ed"),
+    "spent": ("spend", "ed"),
+    "held": ("hold", "ed"),
+    "built": ("build", "ed"),
+    "won": ("win", "ed"),
+    "lost": ("lose", "ed"),
+    "met": ("meet", "ed"),
+    "sold": ("sell", "ed"),
+    "made": ("make", "ed"),
+    "brought": ("bring", "ed"),
+    "chose": ("choose", "ed"),
+    "chosen": ("choose", "ed"),
+    "wrote": ("write", "ed"),
+    "written": ("write", "ed"),
+    "children": ("child", "s"),
+    "people": ("person", "s"),
+    "men": ("man", "s"),
     "women": ("woman", "s"),
 }
 
@@ -1101,15 +1454,21 @@ def _noun_context(prev: str | None, suffix: str) -> bool:
         return False
     if prev is None:
         return True  # a question opens with its wh-word: a content word first is a query noun
-    if (prev in DETERMINERS or prev.endswith(("'s", "’s")) or prev in NOUN_ADJECTIVES
-            or (prev in PREPOSITIONS and prev != "to") or prev.endswith("al")
-            or prev.isdigit()):
+    if (
+        prev in DETERMINERS
+        or prev.endswith(("'s", "’s"))
+        or prev in NOUN_ADJECTIVES
+        or (prev in PREPOSITIONS and prev != "to")
+        or prev.endswith("al")
+        or prev.isdigit()
+    ):
         return True
     return suffix == "s" and prev not in SUBJECT_PRONOUNS
 
 
-def _lookup(table: Mapping[str, _Entry], word: str, prev: str | None
-            ) -> tuple[tuple[str, ...], str] | None:
+def _lookup(
+    table: Mapping[str, _Entry], word: str, prev: str | None
+) -> tuple[tuple[str, ...], str] | None:
     for base, suffix in _candidates(word):
         entry = table.get(base)
         if entry is None:
@@ -1140,31 +1499,34 @@ def substitute(question: str, table_name: str, rng: np.random.Generator) -> str 
     matches = list(_TOKEN.finditer(question))
     pieces: list[str] = []
     replaced_at: list[bool] = []  # per emitted word piece: was it replaced?
-    word_pieces: list[int] = []   # indexes into pieces of emitted words
+    word_pieces: list[int] = []  # indexes into pieces of emitted words
     pos = 0
     i = 0
     changed = False
     prev_word: str | None = None
     while i < len(matches):
         m = matches[i]
-        at_sentence_start = i == 0 or bool(_SENTENCE_END.search(question[:m.start()]))
+        at_sentence_start = i == 0 or bool(_SENTENCE_END.search(question[: m.start()]))
         surface = m.group(0)
         # Phrase keys: up to three words joined by single spaces, matched literally.
         phrase_hit = None
         for n in (3, 2):
             if i + n <= len(matches):
-                span = matches[i:i + n]
-                if all(question[a.end():b.start()] == " " for a, b in zip(span, span[1:])):
+                span = matches[i : i + n]
+                if all(question[a.end() : b.start()] == " " for a, b in zip(span, span[1:])):
                     key = " ".join(x.group(0).lower() for x in span)
                     entry = table.get(key)
-                    if entry is not None and entry.any and not any(
-                            x.group(0)[:1].isupper() for x in span[1:]):
+                    if (
+                        entry is not None
+                        and entry.any
+                        and not any(x.group(0)[:1].isupper() for x in span[1:])
+                    ):
                         phrase_hit = (n, entry.any)
                         break
         if phrase_hit is not None:
             n, alts = phrase_hit
             alt = alts[int(rng.integers(len(alts)))].replace("*", "")
-            pieces.append(question[pos:m.start()])
+            pieces.append(question[pos : m.start()])
             word_pieces.append(len(pieces))
             pieces.append(_match_case(surface, alt) if at_sentence_start else alt)
             replaced_at.append(True)
@@ -1173,7 +1535,7 @@ def substitute(question: str, table_name: str, rng: np.random.Generator) -> str 
             changed = True
             i += n
             continue
-        pieces.append(question[pos:m.start()])
+        pieces.append(question[pos : m.start()])
         word_pieces.append(len(pieces))
         replacement = None
         is_name = surface[:1].isupper() and not at_sentence_start
@@ -1217,7 +1579,7 @@ def _vowel_sound(word: str) -> bool:
 
 
 def _fix_articles(pieces: list[str], word_pieces: list[int], replaced: list[bool]) -> None:
-    """"a"/"an" before a replaced word agrees with the word's first sound."""
+    """ "a"/"an" before a replaced word agrees with the word's first sound."""
     for j in range(1, len(word_pieces)):
         if not replaced[j]:
             continue
@@ -1257,8 +1619,9 @@ def paraphrase(question: str, kind: str, rng: np.random.Generator) -> str | None
     return fn(question, rng)
 
 
-def paraphrases(question: str, rng_for: Callable[[str], np.random.Generator],
-                kinds: Sequence[str] = KINDS) -> list[Paraphrase]:
+def paraphrases(
+    question: str, rng_for: Callable[[str], np.random.Generator], kinds: Sequence[str] = KINDS
+) -> list[Paraphrase]:
     """Every kind that changes ``question``, in ``kinds`` order; ``rng_for(kind)`` gives each
     kind its own stream (so adding a kind leaves the others' choices unchanged)."""
     out: list[Paraphrase] = []

@@ -65,12 +65,14 @@ def words(text: str) -> list[str]:
     return [w.lower() for w in _WORD.findall(text)]
 
 
-STOPWORDS = frozenset("""a an the and or but if of to in on at by for with from as is are was were be
+STOPWORDS = frozenset(
+    """a an the and or but if of to in on at by for with from as is are was were be
 been being it its this that these those there here what which who whom whose when where why how
 do does did done can could would should will shall may might must i you he she we they me him her
 us them my your his our their not no yes so than then too very just about into over under after
 before between through during any all each some such only own same other more most few both
-""".split())
+""".split()
+)
 
 
 def content_words(text: str) -> list[str]:

@@ -11,16 +11,16 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from probeguard.core.defences import DefencesConfig
-
 from probeguard.core.config import StrictModel
+from probeguard.core.defences import DefencesConfig
 
 
 class ReferencePipelineConfig(StrictModel):
     """The built-in pipeline: chunker → retriever (→ re-ranker) → generator."""
 
     chunker: dict[str, Any] = Field(
-        default_factory=lambda: {"name": "tokens", "size": 128, "overlap": 32})
+        default_factory=lambda: {"name": "tokens", "size": 128, "overlap": 32}
+    )
     embedder: dict[str, Any] = Field(default_factory=lambda: {"name": "minilm"})
     """Used by dense and hybrid retrieval (and by the chroma store)."""
     retriever: dict[str, Any] = Field(default_factory=lambda: {"name": "hybrid"})

@@ -45,19 +45,34 @@ import asyncio
 import threading
 import time
 from collections import ChainMap
+from collections.abc import Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 from probeguard._version import __version__
-from probeguard.corpus.chunkers import make_chunker
-from probeguard.corpus.chunking_base import Chunker
+from probeguard.core.defences import DefencesConfig
 from probeguard.core.documents import Chunk, Document, corpus_fingerprint
 from probeguard.core.hashing import digest
-from probeguard.core.pipeline import (ORACLE_DOC_ID, Capability, PipelineOutput, RetrievedChunk,
-                                      Usage, Variation, check_capabilities)
+from probeguard.core.pipeline import (
+    ORACLE_DOC_ID,
+    Capability,
+    Context,
+    PipelineOutput,
+    RetrievedChunk,
+    Usage,
+    Variation,
+    check_capabilities,
+)
+from probeguard.corpus.chunkers import make_chunker
+from probeguard.corpus.chunking_base import Chunker
+from probeguard.models.embedders.base import Embedder
+from probeguard.models.embedders.factory import make_embedder
+from probeguard.models.generators.base import Generation, Generator
+from probeguard.models.generators.factory import make_generator
+from probeguard.models.prompts import REFUSAL_TEXT, PromptTemplate, resolve_prompt, spotlight
+from probeguard.pipeline.config import ReferencePipelineConfig
 from probeguard.pipeline.defences.archive import demote_archived
-from probeguard.core.defences import DefencesConfig
 from probeguard.pipeline.defences.conflict import conflicts, touches
 from probeguard.pipeline.defences.dedupe import dedupe
 from probeguard.pipeline.defences.expansion import expand_query
@@ -65,16 +80,9 @@ from probeguard.pipeline.defences.gate import gate_min_score
 from probeguard.pipeline.defences.grounding import check_grounding
 from probeguard.pipeline.defences.sanitise import sanitise_texts
 from probeguard.pipeline.defences.trust import apply_trust
-from probeguard.models.embedders.base import Embedder
-from probeguard.models.embedders.factory import make_embedder
-from probeguard.core.pipeline import Context
-from probeguard.models.generators.base import Generation, Generator
-from probeguard.models.generators.factory import make_generator
-from probeguard.models.prompts import REFUSAL_TEXT, PromptTemplate, resolve_prompt, spotlight
 from probeguard.pipeline.rerankers import make_reranker
 from probeguard.pipeline.retrievers.base import Hit, Retriever, SearchRequest
 from probeguard.pipeline.retrievers.factory import make_retriever
-from probeguard.pipeline.config import ReferencePipelineConfig
 
 RETRIEVAL_MODES = ("dense", "bm25", "hybrid")
 
@@ -95,8 +103,10 @@ def chunking_spec(name: str) -> dict[str, Any]:
             return {"name": "tokens", "size": int(size), "overlap": int(overlap)}
         except ValueError:
             pass
-    raise ValueError(f"unknown chunking '{name}': use 'document', 'sentences' or "
-                     "'tokens-SIZE-OVERLAP' (e.g. 'tokens-256-64')")
+    raise ValueError(
+        f"unknown chunking '{name}': use 'document', 'sentences' or "
+        "'tokens-SIZE-OVERLAP' (e.g. 'tokens-256-64')"
+    )
 
 
 @dataclass
@@ -111,8 +121,13 @@ class ReferencePipeline:
 
     capabilities = frozenset(Capability)
 
-    def __init__(self, documents: Sequence[Document], config: ReferencePipelineConfig | None = None,
-                 *, name: str = "reference") -> None:
+    def __init__(
+        self,
+        documents: Sequence[Document],
+        config: ReferencePipelineConfig | None = None,
+        *,
+        name: str = "reference",
+    ) -> None:
         self.config = config or ReferencePipelineConfig()
         self.name = name
         self.documents = list(documents)
@@ -127,8 +142,10 @@ class ReferencePipeline:
             "probeguard": __version__.split(".")[0],
             "corpus": self.corpus_fingerprint,
             "chunker": make_chunker(self.config.chunker).config(),
-            "retriever": self.config.retriever, "embedder": self.config.embedder,
-            "top_k": self.config.top_k, "rerank_candidates": self.config.rerank_candidates,
+            "retriever": self.config.retriever,
+            "embedder": self.config.embedder,
+            "top_k": self.config.top_k,
+            "rerank_candidates": self.config.rerank_candidates,
             "reranker": self._reranker.config() if self._reranker else None,
             "generator": self._generator.config(),
             "prompt": resolve_prompt(self.config.prompt).config(),
@@ -158,7 +175,9 @@ class ReferencePipeline:
         spec = dict(self.config.retriever)
         if mode is not None and mode != spec.get("name"):
             if mode not in RETRIEVAL_MODES:
-                raise ValueError(f"unknown retrieval mode '{mode}' (known: {', '.join(RETRIEVAL_MODES)})")
+                raise ValueError(
+                    f"unknown retrieval mode '{mode}' (known: {', '.join(RETRIEVAL_MODES)})"
+                )
             spec = {"name": mode}
         if spec["name"] in ("dense", "hybrid", "chroma"):
             spec.setdefault("embedder", self.config.embedder)
@@ -194,7 +213,7 @@ class ReferencePipeline:
                 index.retrievers[key] = retriever
             return retriever
 
-    def build(self) -> "ReferencePipeline":
+    def build(self) -> ReferencePipeline:
         """Index the corpus now (otherwise it happens on the first question)."""
         self.retriever()
         return self
@@ -217,11 +236,13 @@ class ReferencePipeline:
         to the report of the ``answer`` call in progress, if any."""
         variation = variation or Variation()
         report = _DEFENCE_REPORT.get()
-        return self._retrieve(question, variation, self.defences(variation),
-                              report if report is not None else {})
+        return self._retrieve(
+            question, variation, self.defences(variation), report if report is not None else {}
+        )
 
-    def _retrieve(self, question: str, variation: Variation, defences: DefencesConfig,
-                  report: dict[str, Any]) -> list[Hit]:
+    def _retrieve(
+        self, question: str, variation: Variation, defences: DefencesConfig, report: dict[str, Any]
+    ) -> list[Hit]:
         opts = dict(variation.retrieval)
         unknown = set(opts) - {"mode", "top_k", "min_score", "filters"}
         if unknown:
@@ -243,49 +264,80 @@ class ReferencePipeline:
             report["expanded_query"] = query
         depth = max(2 * top_k, self.config.rerank_candidates) if defences.reorders() else top_k
         k = max(depth, self.config.rerank_candidates) if self._reranker else depth
-        hits = retriever.search(SearchRequest(
-            query=query, k=k, extra=extra, exclude_doc_ids=frozenset(variation.exclude_doc_ids),
-            filters=opts.get("filters"), min_score=min_score))
+        hits = retriever.search(
+            SearchRequest(
+                query=query,
+                k=k,
+                extra=extra,
+                exclude_doc_ids=frozenset(variation.exclude_doc_ids),
+                filters=opts.get("filters"),
+                min_score=min_score,
+            )
+        )
         if self._reranker is not None:
             hits = self._reranker.rerank(query, hits, depth)
         if defences.reorders():
             hits = self._reorder(question, hits, variation, defences, report)
         return hits[:top_k]
 
-    def _reorder(self, question: str, hits: list[Hit], variation: Variation,
-                 defences: DefencesConfig, report: dict[str, Any]) -> list[Hit]:
+    def _reorder(
+        self,
+        question: str,
+        hits: list[Hit],
+        variation: Variation,
+        defences: DefencesConfig,
+        report: dict[str, Any],
+    ) -> list[Hit]:
         """Trust tiers, then archived-document demotion, then near-duplicate suppression."""
         if defences.trust_tiers or defences.default_trust != 1.0:
             # the corpus's sources, with the call's overlay on top (no per-call copy)
-            sources = (ChainMap({d.id: d.source for d in variation.overlay}, self._sources)
-                       if variation.overlay else self._sources)
-            hits, report["trust"] = apply_trust(hits, sources, defences.trust_tiers,
-                                                defences.default_trust, defences.trust_field)
+            sources = (
+                ChainMap({d.id: d.source for d in variation.overlay}, self._sources)
+                if variation.overlay
+                else self._sources
+            )
+            hits, report["trust"] = apply_trust(
+                hits, sources, defences.trust_tiers, defences.default_trust, defences.trust_field
+            )
         if defences.demote_archived:
             hits, report["demoted"] = demote_archived(hits, question)
         if defences.dedupe:
             hits, report["deduplicated"] = dedupe(hits)
         return hits
 
-    def _contexts(self, question: str, variation: Variation, defences: DefencesConfig,
-                  report: dict[str, Any]) -> tuple[list[Context], list[RetrievedChunk]]:
+    def _contexts(
+        self, question: str, variation: Variation, defences: DefencesConfig, report: dict[str, Any]
+    ) -> tuple[list[Context], list[RetrievedChunk]]:
         if variation.contexts is not None:
-            contexts = [Context(chunk_id=f"{ORACLE_DOC_ID}#{i}", text=t)
-                        for i, t in enumerate(variation.contexts)]
-            retrieved = [RetrievedChunk(chunk_id=c.chunk_id, doc_id=ORACLE_DOC_ID, text=c.text,
-                                        rank=i + 1) for i, c in enumerate(contexts)]
+            contexts = [
+                Context(chunk_id=f"{ORACLE_DOC_ID}#{i}", text=t)
+                for i, t in enumerate(variation.contexts)
+            ]
+            retrieved = [
+                RetrievedChunk(chunk_id=c.chunk_id, doc_id=ORACLE_DOC_ID, text=c.text, rank=i + 1)
+                for i, c in enumerate(contexts)
+            ]
         else:
             token = _DEFENCE_REPORT.set(report)
             try:
                 hits = self.retrieve(question, variation)
             finally:
                 _DEFENCE_REPORT.reset(token)
-            contexts = [Context(chunk_id=h.chunk.id, text=h.chunk.text, title=h.chunk.title)
-                        for h in hits]
-            retrieved = [RetrievedChunk(chunk_id=h.chunk.id, doc_id=h.chunk.doc_id,
-                                        text=h.chunk.text, rank=h.rank, score=float(h.score),
-                                        title=h.chunk.title, metadata=dict(h.chunk.metadata))
-                         for h in hits]
+            contexts = [
+                Context(chunk_id=h.chunk.id, text=h.chunk.text, title=h.chunk.title) for h in hits
+            ]
+            retrieved = [
+                RetrievedChunk(
+                    chunk_id=h.chunk.id,
+                    doc_id=h.chunk.doc_id,
+                    text=h.chunk.text,
+                    rank=h.rank,
+                    score=float(h.score),
+                    title=h.chunk.title,
+                    metadata=dict(h.chunk.metadata),
+                )
+                for h in hits
+            ]
         if defences.sanitise and contexts:
             texts, records = sanitise_texts([c.text for c in contexts])
             for record in records:
@@ -296,9 +348,16 @@ class ReferencePipeline:
             report["sanitised"] = records
         return contexts, retrieved
 
-    def _prepare(self, question: str, variation: Variation | None
-                 ) -> tuple[Variation, DefencesConfig, dict[str, Any], list[Context],
-                            list[RetrievedChunk], PromptTemplate]:
+    def _prepare(
+        self, question: str, variation: Variation | None
+    ) -> tuple[
+        Variation,
+        DefencesConfig,
+        dict[str, Any],
+        list[Context],
+        list[RetrievedChunk],
+        PromptTemplate,
+    ]:
         variation = variation or Variation()
         check_capabilities(self, variation)
         defences = self.defences(variation)
@@ -310,8 +369,13 @@ class ReferencePipeline:
         return variation, defences, report, contexts, retrieved, prompt
 
     @staticmethod
-    def _check(gen: Generation, contexts: list[Context], retrieved: list[RetrievedChunk],
-               defences: DefencesConfig, report: dict[str, Any]) -> Generation:
+    def _check(
+        gen: Generation,
+        contexts: list[Context],
+        retrieved: list[RetrievedChunk],
+        defences: DefencesConfig,
+        report: dict[str, Any],
+    ) -> Generation:
         """The answer-side defences: grounding, then conflicts."""
         if gen.refused:
             return gen
@@ -322,32 +386,43 @@ class ReferencePipeline:
                 refused_by.append("grounding")
         if defences.conflict != "off":
             report["conflicts"] = conflicts(retrieved)
-            if defences.conflict == "refuse" and touches(report["conflicts"],
-                                                         gen.cited_chunk_ids):
+            if defences.conflict == "refuse" and touches(report["conflicts"], gen.cited_chunk_ids):
                 refused_by.append("conflict")
         if not refused_by:
             return gen
         report["refused_by"] = refused_by
         report["original_answer"] = gen.text
-        return Generation(text=REFUSAL_TEXT, refused=True, usage=gen.usage,
-                          metadata=dict(gen.metadata))
+        return Generation(
+            text=REFUSAL_TEXT, refused=True, usage=gen.usage, metadata=dict(gen.metadata)
+        )
 
-    def _output(self, gen: Generation, retrieved: list[RetrievedChunk], prompt_name: str,
-                started: float, defences: DefencesConfig | None = None,
-                report: dict[str, Any] | None = None) -> PipelineOutput:
+    def _output(
+        self,
+        gen: Generation,
+        retrieved: list[RetrievedChunk],
+        prompt_name: str,
+        started: float,
+        defences: DefencesConfig | None = None,
+        report: dict[str, Any] | None = None,
+    ) -> PipelineOutput:
         metadata = {"prompt": prompt_name, **gen.metadata}
         if defences is not None and not defences.is_off():
             metadata["defences"] = {"active": defences.active(), **(report or {})}
         return PipelineOutput(
-            answer=gen.text, cited_chunk_ids=list(gen.cited_chunk_ids), retrieved=retrieved,
-            refused=gen.refused, latency_s=round(time.perf_counter() - started, 6),
+            answer=gen.text,
+            cited_chunk_ids=list(gen.cited_chunk_ids),
+            retrieved=retrieved,
+            refused=gen.refused,
+            latency_s=round(time.perf_counter() - started, 6),
             usage=gen.usage if isinstance(gen.usage, Usage) else Usage(),
-            metadata=metadata)
+            metadata=metadata,
+        )
 
     def answer(self, question: str, variation: Variation | None = None) -> PipelineOutput:
         started = time.perf_counter()
-        variation, defences, report, contexts, retrieved, prompt = self._prepare(question,
-                                                                                 variation)
+        variation, defences, report, contexts, retrieved, prompt = self._prepare(
+            question, variation
+        )
         if variation.retrieve_only:
             return self._output(Generation(text=""), retrieved, "none", started, defences, report)
         gen = self._generator.generate(question, contexts, prompt)
@@ -361,7 +436,8 @@ class ReferencePipeline:
             return await asyncio.to_thread(self.answer, question, variation)
         started = time.perf_counter()
         variation, defences, report, contexts, retrieved, prompt = await asyncio.to_thread(
-            self._prepare, question, variation)
+            self._prepare, question, variation
+        )
         gen = await agenerate(question, contexts, prompt)
         if defences.grounding != "off" or defences.conflict != "off":
             gen = await asyncio.to_thread(self._check, gen, contexts, retrieved, defences, report)

@@ -7,10 +7,19 @@
 from __future__ import annotations
 
 import importlib
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
-from probeguard.probes.base import (PROBES, JudgeContext, Probe, ProbeContext, ProbeVerdict,
-                                    group_records, probe)
+from probeguard.core.plugins import construct
+from probeguard.probes.base import (
+    PROBES,
+    JudgeContext,
+    Probe,
+    ProbeContext,
+    ProbeVerdict,
+    group_records,
+    probe,
+)
 
 BUILTIN_MODULES = (
     "probeguard.probes.chunk_fracture",
@@ -33,7 +42,6 @@ def load_probes() -> dict[str, type[Probe]]:
 
 def make_probe(name: str, settings: Mapping[str, Any] | None = None) -> Probe:
     """The probe ``name`` configured with ``settings`` (its constructor parameters)."""
-    from probeguard.core.plugins import construct
 
     registry = load_probes()
     if name not in registry:
@@ -42,5 +50,15 @@ def make_probe(name: str, settings: Mapping[str, Any] | None = None) -> Probe:
     return instance
 
 
-__all__ = ["BUILTIN_MODULES", "JudgeContext", "PROBES", "Probe", "ProbeContext", "ProbeVerdict",
-           "group_records", "load_probes", "make_probe", "probe"]
+__all__ = [
+    "BUILTIN_MODULES",
+    "JudgeContext",
+    "PROBES",
+    "Probe",
+    "ProbeContext",
+    "ProbeVerdict",
+    "group_records",
+    "load_probes",
+    "make_probe",
+    "probe",
+]

@@ -46,22 +46,30 @@ abstention, citation, pass}`` (with ``cases`` and ``unscored`` counts) and ``ove
 from __future__ import annotations
 
 import re
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
-from probeguard.core.documents import Document
-from probeguard.dataset.attack_types import ATTACK_TYPES, attack_type
 from probeguard.core.cases import Case, Expected
-from probeguard.core.records import CaseRecord
-from probeguard.metrics.layers import LAYERS, score_layers
+from probeguard.core.documents import Document
 from probeguard.core.pipeline import PipelineOutput
-from probeguard.probes.base import (JudgeContext, Probe, ProbeContext, ProbeVerdict,
-                                    count_setting, names_setting, probe)
-from probeguard.probes.mutations import Mutation, NameVocab, mutate
+from probeguard.core.records import CaseRecord
+from probeguard.dataset.attack_types import ATTACK_TYPES, attack_type
+from probeguard.metrics.layers import LAYERS, score_layers
 from probeguard.nlp.paraphrase import paraphrase
-from probeguard.stats import wilson
 from probeguard.nlp.text import contains_answer, sentence_spans
+from probeguard.probes.base import (
+    JudgeContext,
+    Probe,
+    ProbeContext,
+    ProbeVerdict,
+    count_setting,
+    names_setting,
+    probe,
+)
+from probeguard.probes.mutations import Mutation, NameVocab, mutate
+from probeguard.stats import wilson
 
 __all__ = ["ASK_ROLE", "AttackTypes", "LEXICAL_KINDS", "SUMMARY_LAYERS", "false_premise"]
 
@@ -86,13 +94,15 @@ def _premise_clause(sentence: str, vocab: NameVocab) -> str:
         return clause
     word = m.group(0)
     bare = re.sub(r"['’]s$", "", word)
-    keep = (bare in vocab.capitals or word[1:] != word[1:].lower()
-            or any(ch.isdigit() for ch in word))
+    keep = (
+        bare in vocab.capitals or word[1:] != word[1:].lower() or any(ch.isdigit() for ch in word)
+    )
     return clause if keep else word[:1].lower() + clause[1:]
 
 
-def false_premise(question: Case, documents: Sequence[Document], rng: np.random.Generator
-                  ) -> tuple[str, str, Mutation, str] | None:
+def false_premise(
+    question: Case, documents: Sequence[Document], rng: np.random.Generator
+) -> tuple[str, str, Mutation, str] | None:
     """``(question text, false answer phrase, mutation, document id)`` for a generated
     false-premise case (rules in the module docstring), or None when no gold answer
     sentence of ``documents`` has a mutable number or date."""
@@ -101,8 +111,11 @@ def false_premise(question: Case, documents: Sequence[Document], rng: np.random.
         vocab: NameVocab | None = None
         for start, end in sentence_spans(doc.text):
             sentence = doc.text[start:end]
-            if (":" in sentence or _LIST_ITEM.match(sentence)
-                    or len(sentence.split()) < _MIN_PREMISE_WORDS):
+            if (
+                ":" in sentence
+                or _LIST_ITEM.match(sentence)
+                or len(sentence.split()) < _MIN_PREMISE_WORDS
+            ):
                 continue
             for answer in answers:
                 found = re.search(re.escape(answer.strip()), sentence, re.IGNORECASE)
@@ -116,8 +129,9 @@ def false_premise(question: Case, documents: Sequence[Document], rng: np.random.
                     lo = min(within[0], m.start)
                     hi = max(within[1], m.end) + (m.new_end - m.end)
                     phrase = m.text[lo:hi].strip()
-                    if (contains_answer(doc.text, phrase)
-                            or any(contains_answer(phrase, a) for a in answers)):
+                    if contains_answer(doc.text, phrase) or any(
+                        contains_answer(phrase, a) for a in answers
+                    ):
                         continue
                     vocab = vocab or NameVocab.of([doc.text])
                     text = f"I read that {_premise_clause(m.text, vocab)}. {question.question}"
@@ -132,23 +146,30 @@ class AttackTypes(Probe):
     layer (module docstring). Settings: ``types`` (the attack types to run), ``generated``
     (add cases generated from the golden questions) and ``max_generated`` (their cap)."""
 
-    goal = ("Questions built to trap a RAG pipeline — reworded, colliding entities, stale "
-            "versions, false premises, unanswerable, negation distractors, citation traps — "
-            "fail a layer: the evidence is not retrieved, the answer is wrong or takes the "
-            "bait, the pipeline does not abstain, or the claim cites the wrong passage.")
+    goal = (
+        "Questions built to trap a RAG pipeline — reworded, colliding entities, stale "
+        "versions, false premises, unanswerable, negation distractors, citation traps — "
+        "fail a layer: the evidence is not retrieved, the answer is wrong or takes the "
+        "bait, the pipeline does not abstain, or the claim cites the wrong passage."
+    )
     overlap_weight = 0.35
     """Answer-layer misses are what standard evaluation sees; excluded values, abstention
     and citations are not."""
 
-    def __init__(self, types: Sequence[str] = ATTACK_TYPES, generated: bool = True,
-                 max_generated: int = 40) -> None:
+    def __init__(
+        self, types: Sequence[str] = ATTACK_TYPES, generated: bool = True, max_generated: int = 40
+    ) -> None:
         self.types = names_setting("types", types, ATTACK_TYPES)
         self.generated = bool(generated)
         self.max_generated = count_setting("max_generated", max_generated)
 
     def config(self) -> dict[str, Any]:
-        return {"name": self.name, "types": list(self.types), "generated": self.generated,
-                "max_generated": self.max_generated}
+        return {
+            "name": self.name,
+            "types": list(self.types),
+            "generated": self.generated,
+            "max_generated": self.max_generated,
+        }
 
     # -- generation ---------------------------------------------------------------------
     def generate(self, ctx: ProbeContext) -> list[Case]:
@@ -159,18 +180,35 @@ class AttackTypes(Probe):
             n = seen.get(group, 0)
             seen[group] = n + 1
             unique = group if n == 0 else f"{group}~{n + 1}"
-            cases.append(self.case(unique, ASK_ROLE, source.question, expected=source.expected,
-                                   tags=source.tags, meta=meta))
+            cases.append(
+                self.case(
+                    unique,
+                    ASK_ROLE,
+                    source.question,
+                    expected=source.expected,
+                    tags=source.tags,
+                    meta=meta,
+                )
+            )
 
         for source in ctx.attack_cases:
             type_ = attack_type(source)
             if type_ not in ATTACK_TYPES:
-                raise ValueError(f"attack case {source.id!r} has no known meta['attack_type'] "
-                                 f"(got {type_!r}); load it with load_attack_cases")
+                raise ValueError(
+                    f"attack case {source.id!r} has no known meta['attack_type'] "
+                    f"(got {type_!r}); load it with load_attack_cases"
+                )
             if type_ in self.types:
-                add(source.id, source, {**source.meta, "attack_type": type_,
-                                        "origin": source.meta.get("origin", "dataset"),
-                                        "case_id": source.id})
+                add(
+                    source.id,
+                    source,
+                    {
+                        **source.meta,
+                        "attack_type": type_,
+                        "origin": source.meta.get("origin", "dataset"),
+                        "case_id": source.id,
+                    },
+                )
         if self.generated and self.max_generated:
             for group, source, meta in self._generated(ctx):
                 add(group, source, meta)
@@ -183,52 +221,85 @@ class AttackTypes(Probe):
             base = {"origin": "generated", "question_id": q.id, "original": q.question}
             if "lexical_mismatch" in self.types:
                 for kind in LEXICAL_KINDS:
-                    text = paraphrase(q.question, kind,
-                                      ctx.rng(self.name, "lexical_mismatch", q.id, kind))
+                    text = paraphrase(
+                        q.question, kind, ctx.rng(self.name, "lexical_mismatch", q.id, kind)
+                    )
                     if text is None:
                         continue
-                    lexical.append((f"gen-lexical-{q.id}-{kind}",
-                                    q.model_copy(update={"question": text}),
-                                    {**base, "attack_type": "lexical_mismatch",
-                                     "rule": f"paraphrase:{kind}"}))
+                    lexical.append(
+                        (
+                            f"gen-lexical-{q.id}-{kind}",
+                            q.model_copy(update={"question": text}),
+                            {
+                                **base,
+                                "attack_type": "lexical_mismatch",
+                                "rule": f"paraphrase:{kind}",
+                            },
+                        )
+                    )
             if "false_premise" in self.types:
                 docs = [d for d in map(ctx.document, q.expected.evidence_doc_ids) if d]
                 made = false_premise(q, docs, ctx.rng(self.name, "false_premise", q.id))
                 if made is not None:
                     text, phrase, m, doc_id = made
-                    expected = Expected(mode="correct_premise", answers=q.expected.answers,
-                                        contains=q.expected.contains,
-                                        excludes=(*q.expected.excludes, phrase),
-                                        evidence_doc_ids=q.expected.evidence_doc_ids)
-                    premises.append((f"gen-premise-{q.id}",
-                                     q.model_copy(update={"question": text, "expected": expected}),
-                                     {**base, "attack_type": "false_premise",
-                                      "rule": f"mutation:{m.change}", "premise_doc_id": doc_id,
-                                      "true_value": m.old, "false_value": m.new,
-                                      "false_phrase": phrase}))
+                    expected = Expected(
+                        mode="correct_premise",
+                        answers=q.expected.answers,
+                        contains=q.expected.contains,
+                        excludes=(*q.expected.excludes, phrase),
+                        evidence_doc_ids=q.expected.evidence_doc_ids,
+                    )
+                    premises.append(
+                        (
+                            f"gen-premise-{q.id}",
+                            q.model_copy(update={"question": text, "expected": expected}),
+                            {
+                                **base,
+                                "attack_type": "false_premise",
+                                "rule": f"mutation:{m.change}",
+                                "premise_doc_id": doc_id,
+                                "true_value": m.old,
+                                "false_value": m.new,
+                                "false_phrase": phrase,
+                            },
+                        )
+                    )
         merged: list[tuple[str, Case, dict[str, Any]]] = []
         for i in range(max(len(lexical), len(premises))):
             merged.extend(x[i] for x in (lexical, premises) if i < len(x))
-        return merged[:self.max_generated]
+        return merged[: self.max_generated]
 
     # -- judging ------------------------------------------------------------------------
-    def judge(self, group: str, records: Mapping[str, CaseRecord], ctx: JudgeContext
-              ) -> ProbeVerdict:
+    def judge(
+        self, group: str, records: Mapping[str, CaseRecord], ctx: JudgeContext
+    ) -> ProbeVerdict:
         record = records.get(ASK_ROLE)
         if record is None:
             return ProbeVerdict(None, {"unscored": "no record for the attack case"})
         case = record.case
         type_ = attack_type(case)
-        evidence: dict[str, Any] = {"attack_type": type_, "origin": case.meta.get("origin"),
-                                    "question": case.question, "mode": case.expected.mode}
+        evidence: dict[str, Any] = {
+            "attack_type": type_,
+            "origin": case.meta.get("origin"),
+            "question": case.question,
+            "mode": case.expected.mode,
+        }
         if record.output is None:
-            why = (f"call errored: {record.error.type}: {record.error.message}"
-                   if record.error else "no output")
-            return ProbeVerdict(None, {**evidence, "unscored": why,
-                                       "layers": dict.fromkeys(SUMMARY_LAYERS)})
-        scores = score_layers(case.expected, record.output, k=ctx.probe.top_k,
-                              require_citation=type_ == "citation_trap",
-                              chunk_docs=_chunk_docs(ctx.probe, record.output))
+            why = (
+                f"call errored: {record.error.type}: {record.error.message}"
+                if record.error
+                else "no output"
+            )
+            return ProbeVerdict(
+                None, {**evidence, "unscored": why, "layers": dict.fromkeys(SUMMARY_LAYERS)}
+            )
+        scores = score_layers(
+            case.expected,
+            record.output,
+            k=ctx.probe.top_k,
+            require_citation=type_ == "citation_trap",
+            chunk_docs=_chunk_docs(ctx.probe, record.output),
+        )
         layers = scores.layers()
         evidence.update(layers=layers, detail=scores.detail, answer=record.output.answer)
         passed = layers["pass"]

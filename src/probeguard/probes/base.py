@@ -17,16 +17,18 @@ shows the registry.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, ClassVar, Mapping, Sequence, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 import numpy as np
 
-from probeguard.core.documents import Chunk, Document
 from probeguard.core.cases import Case
+from probeguard.core.documents import Chunk, Document
 from probeguard.core.hashing import sha256_hex
-from probeguard.core.records import CaseRecord
 from probeguard.core.pipeline import Capability, Variation
+from probeguard.core.records import CaseRecord
+from probeguard.metrics.retrieval import first_relevant_rank
 from probeguard.stats import wilson
 
 
@@ -69,8 +71,9 @@ class ProbeContext:
 
     def answerable(self) -> list[Case]:
         """Golden questions that expect an answer and name gold evidence."""
-        return [q for q in self.questions
-                if q.expected.mode == "answer" and q.expected.evidence_doc_ids]
+        return [
+            q for q in self.questions if q.expected.mode == "answer" and q.expected.evidence_doc_ids
+        ]
 
 
 @dataclass(frozen=True)
@@ -109,14 +112,19 @@ class Probe(ABC):
         """Cases for this probe: pure and deterministic in ``ctx`` (incl. its seed)."""
 
     @abstractmethod
-    def judge(self, group: str, records: Mapping[str, CaseRecord], ctx: JudgeContext) -> ProbeVerdict:
+    def judge(
+        self, group: str, records: Mapping[str, CaseRecord], ctx: JudgeContext
+    ) -> ProbeVerdict:
         """The verdict for one group, from its records keyed by role."""
 
     def summarize(self, verdicts: Sequence[ProbeVerdict]) -> dict[str, Any]:
         """The probe's summary; by default its failure rate over judged groups."""
         judged = [v for v in verdicts if v.failed is not None]
-        return {"failure_rate": wilson(sum(1 for v in judged if v.failed), len(judged)).model_dump(),
-                "groups": len(verdicts), "unscored": len(verdicts) - len(judged)}
+        return {
+            "failure_rate": wilson(sum(1 for v in judged if v.failed), len(judged)).model_dump(),
+            "groups": len(verdicts),
+            "unscored": len(verdicts) - len(judged),
+        }
 
     def config(self) -> dict[str, Any]:
         """The probe's settings, recorded in the run log."""
@@ -126,26 +134,37 @@ class Probe(ABC):
     def case(self, group: str, role: str, question: str, **kwargs: Any) -> Case:
         """A case of this probe with id ``<probe>:<group>:<role>`` and group/role in meta."""
         meta = {"group": group, "role": role, **kwargs.pop("meta", {})}
-        return Case(id=f"{self.name}:{group}:{role}", question=question, probe=self.name,
-                    meta=meta, **kwargs)
+        return Case(
+            id=f"{self.name}:{group}:{role}",
+            question=question,
+            probe=self.name,
+            meta=meta,
+            **kwargs,
+        )
 
 
-def names_setting(setting: str, values: Sequence[str] | str, allowed: Sequence[str], *,
-                  allow_empty: bool = False) -> tuple[str, ...]:
+def names_setting(
+    setting: str, values: Sequence[str] | str, allowed: Sequence[str], *, allow_empty: bool = False
+) -> tuple[str, ...]:
     """A probe setting that names a subset of ``allowed`` (styles, templates, types): distinct
     known names, in the order given; a single string counts as a list of one."""
     chosen = (values,) if isinstance(values, str) else tuple(values)
     unknown = [v for v in chosen if v not in allowed]
     if unknown or (not chosen and not allow_empty) or len(set(chosen)) != len(chosen):
-        raise ValueError(f"{setting} must be distinct names among {', '.join(allowed)}; "
-                         f"got {list(chosen)!r}")
+        raise ValueError(
+            f"{setting} must be distinct names among {', '.join(allowed)}; got {list(chosen)!r}"
+        )
     return chosen
 
 
 def count_setting(setting: str, value: Any) -> int:
     """A probe setting that is a count: an integer >= 0 (``True`` is not a count)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or int(value) != value \
-            or value < 0:
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float))
+        or int(value) != value
+        or value < 0
+    ):
         raise ValueError(f"{setting} must be an integer >= 0, got {value!r}")
     return int(value)
 
@@ -181,7 +200,9 @@ def probe(name: str) -> Callable[[P], P]:
     return register
 
 
-def group_records(records: Sequence[CaseRecord], probe_name: str) -> dict[str, dict[str, CaseRecord]]:
+def group_records(
+    records: Sequence[CaseRecord], probe_name: str
+) -> dict[str, dict[str, CaseRecord]]:
     """A probe's records by group, then role (groups in first-seen order)."""
     groups: dict[str, dict[str, CaseRecord]] = {}
     for record in records:
@@ -193,7 +214,6 @@ def group_records(records: Sequence[CaseRecord], probe_name: str) -> dict[str, d
 
 def gold_rank(record: CaseRecord, evidence: Sequence[str]) -> int | None:
     """1-based rank of the first gold document among the record's retrieved chunks."""
-    from probeguard.metrics.retrieval import first_relevant_rank
 
     if record.output is None:
         return None

@@ -41,21 +41,29 @@ that falls as size and overlap grow says which chunk sizes cause fracture on thi
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
+from probeguard.core.cases import Case
+from probeguard.core.documents import Chunk
+from probeguard.core.pipeline import Capability
+from probeguard.core.records import CaseRecord
 from probeguard.corpus.chunkers import make_chunker
 from probeguard.corpus.chunking_base import Chunker
-from probeguard.core.documents import Chunk
-from probeguard.core.cases import Case
-from probeguard.core.records import CaseRecord
 from probeguard.metrics.retrieval import dedupe
-from probeguard.core.pipeline import Capability
+from probeguard.nlp.text import contains_answer, content_words, sentence_spans
+from probeguard.pipeline.reference import chunking_spec
 from probeguard.probes.base import JudgeContext, Probe, ProbeContext, ProbeVerdict, probe
 from probeguard.stats import proportion, wilson
-from probeguard.nlp.text import contains_answer, content_words, sentence_spans
 
-__all__ = ["ChunkFracture", "DEFAULT_SWEEP", "answer_span", "chunker_label", "containing_chunks",
-           "straddles"]
+__all__ = [
+    "ChunkFracture",
+    "DEFAULT_SWEEP",
+    "answer_span",
+    "chunker_label",
+    "containing_chunks",
+    "straddles",
+]
 
 DEFAULT_SWEEP: tuple[dict[str, Any], ...] = (
     {"name": "tokens", "size": 40, "overlap": 0},
@@ -73,12 +81,15 @@ def answer_span(text: str, answers: Sequence[str], question: str = "") -> tuple[
     """``(start, end)`` of the answer-bearing sentence of ``text``: a sentence containing one
     of ``answers`` (normalised containment); among several, the one sharing most content
     words with ``question``, then the earliest. None when no sentence contains an answer."""
-    found = [(s, e) for s, e in sentence_spans(text)
-             if any(contains_answer(text[s:e], a) for a in answers)]
+    found = [
+        (s, e)
+        for s, e in sentence_spans(text)
+        if any(contains_answer(text[s:e], a) for a in answers)
+    ]
     if not found:
         return None
     asked = set(content_words(question))
-    return max(found, key=lambda se: (len(asked & set(content_words(text[se[0]:se[1]]))), -se[0]))
+    return max(found, key=lambda se: (len(asked & set(content_words(text[se[0] : se[1]]))), -se[0]))
 
 
 def straddles(span: tuple[int, int], bounds: Sequence[tuple[int, int]]) -> bool:
@@ -110,14 +121,14 @@ def chunker_label(config: Mapping[str, Any]) -> str:
 
 def _spec(item: Mapping[str, Any] | str, tokenizer: str) -> dict[str, Any]:
     if isinstance(item, str):
-        from probeguard.pipeline.reference import chunking_spec
-
         spec = chunking_spec(item)
     elif isinstance(item, Mapping):
         spec = dict(item)
     else:
-        raise ValueError(f"chunk_fracture: a sweep entry must be a chunker config mapping or a "
-                         f"name like 'tokens-128-32', got {item!r}")
+        raise ValueError(
+            f"chunk_fracture: a sweep entry must be a chunker config mapping or a "
+            f"name like 'tokens-128-32', got {item!r}"
+        )
     if spec.get("name") in ("tokens", "sentences"):
         spec.setdefault("tokenizer", tokenizer)
     return spec
@@ -129,14 +140,17 @@ class ChunkFracture(Probe):
     (module docstring). Settings: ``sweep`` (chunker configs or names such as
     ``"tokens-256-64"``) and ``tokenizer`` for the sweep's token chunkers."""
 
-    goal = ("Gold evidence hidden by chunking: a gold document whole-document retrieval finds "
-            "but chunked retrieval drops, or an answer sentence split across a chunk boundary "
-            "so that the answer is lost.")
+    goal = (
+        "Gold evidence hidden by chunking: a gold document whole-document retrieval finds "
+        "but chunked retrieval drops, or an answer sentence split across a chunk boundary "
+        "so that the answer is lost."
+    )
     requires = frozenset({Capability.CHUNKING})
     overlap_weight = 0.15
 
-    def __init__(self, sweep: Sequence[Mapping[str, Any] | str] = DEFAULT_SWEEP,
-                 tokenizer: str = "auto") -> None:
+    def __init__(
+        self, sweep: Sequence[Mapping[str, Any] | str] = DEFAULT_SWEEP, tokenizer: str = "auto"
+    ) -> None:
         if isinstance(sweep, (str, Mapping)):
             raise ValueError("chunk_fracture: sweep must be a list of chunker configs")
         self.tokenizer = tokenizer
@@ -151,8 +165,11 @@ class ChunkFracture(Probe):
             self._sweep.append((label, chunker))
 
     def config(self) -> dict[str, Any]:
-        return {"name": self.name, "tokenizer": self.tokenizer,
-                "sweep": [chunker.config() for _, chunker in self._sweep]}
+        return {
+            "name": self.name,
+            "tokenizer": self.tokenizer,
+            "sweep": [chunker.config() for _, chunker in self._sweep],
+        }
 
     # -- generate -----------------------------------------------------------------------
     def generate(self, ctx: ProbeContext) -> list[Case]:
@@ -175,11 +192,16 @@ class ChunkFracture(Probe):
                     continue
                 span = answer_span(doc.text, question.expected.answers, question.question)
                 if span is None:
-                    unlocated.append({"doc_id": doc_id,
-                                      "reason": "no sentence holds a gold answer string"})
+                    unlocated.append(
+                        {"doc_id": doc_id, "reason": "no sentence holds a gold answer string"}
+                    )
                     continue
-                entry: dict[str, Any] = {"doc_id": doc_id, "start": span[0], "end": span[1],
-                                         "text": doc.text[span[0]:span[1]]}
+                entry: dict[str, Any] = {
+                    "doc_id": doc_id,
+                    "start": span[0],
+                    "end": span[1],
+                    "text": doc.text[span[0] : span[1]],
+                }
                 if by_doc is not None:
                     doc_chunks = by_doc.get(doc_id, [])
                     if doc_chunks:
@@ -195,24 +217,40 @@ class ChunkFracture(Probe):
                     sweep[label] = straddles(span, sweep_bounds[key])
                 entry["sweep"] = sweep
                 spans.append(entry)
-            meta = {"question_id": question.id, "chunks_known": by_doc is not None,
-                    "spans": spans, "unlocated": unlocated}
-            cases.append(self.case(question.id, "chunked", question.question,
-                                   expected=question.expected, meta=meta))
-            cases.append(self.case(question.id, "document", question.question,
-                                   variation=ctx.retrieval_variation(chunking="document"),
-                                   expected=question.expected,
-                                   meta={"question_id": question.id}))
+            meta = {
+                "question_id": question.id,
+                "chunks_known": by_doc is not None,
+                "spans": spans,
+                "unlocated": unlocated,
+            }
+            cases.append(
+                self.case(
+                    question.id, "chunked", question.question, expected=question.expected, meta=meta
+                )
+            )
+            cases.append(
+                self.case(
+                    question.id,
+                    "document",
+                    question.question,
+                    variation=ctx.retrieval_variation(chunking="document"),
+                    expected=question.expected,
+                    meta={"question_id": question.id},
+                )
+            )
         return cases
 
     # -- judge --------------------------------------------------------------------------
-    def judge(self, group: str, records: Mapping[str, CaseRecord], ctx: JudgeContext
-              ) -> ProbeVerdict:
+    def judge(
+        self, group: str, records: Mapping[str, CaseRecord], ctx: JudgeContext
+    ) -> ProbeVerdict:
         chunked = records.get("chunked")
         meta = chunked.case.meta if chunked is not None else {}
-        evidence: dict[str, Any] = {"question_id": meta.get("question_id", group),
-                                    "spans": list(meta.get("spans", [])),
-                                    "unlocated": list(meta.get("unlocated", []))}
+        evidence: dict[str, Any] = {
+            "question_id": meta.get("question_id", group),
+            "spans": list(meta.get("spans", [])),
+            "unlocated": list(meta.get("unlocated", [])),
+        }
         for role in ROLES:
             record = records.get(role)
             if record is None:
@@ -220,8 +258,9 @@ class ChunkFracture(Probe):
             if record.output is None:
                 err = record.error
                 why = f"{err.type}: {err.message}" if err else "no output"
-                return ProbeVerdict(None, {**evidence,
-                                           "unscored": f"the '{role}' call failed ({why})"})
+                return ProbeVerdict(
+                    None, {**evidence, "unscored": f"the '{role}' call failed ({why})"}
+                )
         assert chunked is not None
         document = records["document"]
         assert chunked.output is not None and document.output is not None
@@ -232,11 +271,15 @@ class ChunkFracture(Probe):
 
         # (a) retrieval fracture
         outputs = {"chunked": chunked.output, "document": document.output}
-        lists = {role: dedupe(r.doc_id for r in sorted(out.retrieved, key=lambda r: r.rank))
-                 for role, out in outputs.items()}
+        lists = {
+            role: dedupe(r.doc_id for r in sorted(out.retrieved, key=lambda r: r.rank))
+            for role, out in outputs.items()
+        }
         evidence["retrieved"] = lists
-        evidence["ranks"] = {role: {g: (lists[role].index(g) + 1 if g in lists[role] else None)
-                                    for g in gold} for role in ROLES}
+        evidence["ranks"] = {
+            role: {g: (lists[role].index(g) + 1 if g in lists[role] else None) for g in gold}
+            for role in ROLES
+        }
         retrieval: bool | None
         if not lists["chunked"] and not lists["document"]:
             retrieval = None
@@ -246,8 +289,10 @@ class ChunkFracture(Probe):
             evidence["dropped"] = dropped
             retrieval = bool(dropped)
             for g in dropped:
-                reasons.append(f"gold document {g} is rank {lists['document'].index(g) + 1} "
-                               f"with whole-document retrieval but not retrieved from chunks")
+                reasons.append(
+                    f"gold document {g} is rank {lists['document'].index(g) + 1} "
+                    f"with whole-document retrieval but not retrieved from chunks"
+                )
         evidence["retrieval_fracture"] = retrieval
 
         # (b) boundary fracture
@@ -260,17 +305,22 @@ class ChunkFracture(Probe):
         if not meta.get("chunks_known", False):
             unscored.append("boundary: the pipeline does not expose its chunks")
         elif not judged_spans:
-            unscored.append("boundary: no answer-bearing sentence found in the gold documents"
-                            if not spans else "boundary: the gold documents have no chunks")
+            unscored.append(
+                "boundary: no answer-bearing sentence found in the gold documents"
+                if not spans
+                else "boundary: the gold documents have no chunks"
+            )
         else:
             straddling = any(s["straddles"] for s in judged_spans)
             boundary = straddling and not survived
             if boundary:
                 for s in judged_spans:
                     if s["straddles"]:
-                        reasons.append(f"the answer sentence {s['doc_id']}[{s['start']}:"
-                                       f"{s['end']}] is split across chunks "
-                                       f"{', '.join(s['chunk_ids'])} and the answer lost it")
+                        reasons.append(
+                            f"the answer sentence {s['doc_id']}[{s['start']}:"
+                            f"{s['end']}] is split across chunks "
+                            f"{', '.join(s['chunk_ids'])} and the answer lost it"
+                        )
         evidence["boundary_straddles"] = straddling
         evidence["boundary_fracture"] = boundary
         if unscored:
@@ -288,12 +338,21 @@ class ChunkFracture(Probe):
         ``pipeline_span_straddle_rate`` (per span, the pipeline's own chunks) and
         ``chunking_sweep`` (per span and chunker spec, see the module docstring)."""
         out = super().summarize(verdicts)
-        retrieval = [v.evidence["retrieval_fracture"] for v in verdicts
-                     if v.evidence.get("retrieval_fracture") is not None]
-        straddle = [v.evidence["boundary_straddles"] for v in verdicts
-                    if v.evidence.get("boundary_straddles") is not None]
-        fracture = [v.evidence["boundary_fracture"] for v in verdicts
-                    if v.evidence.get("boundary_fracture") is not None]
+        retrieval = [
+            v.evidence["retrieval_fracture"]
+            for v in verdicts
+            if v.evidence.get("retrieval_fracture") is not None
+        ]
+        straddle = [
+            v.evidence["boundary_straddles"]
+            for v in verdicts
+            if v.evidence.get("boundary_straddles") is not None
+        ]
+        fracture = [
+            v.evidence["boundary_fracture"]
+            for v in verdicts
+            if v.evidence.get("boundary_fracture") is not None
+        ]
         out["retrieval_fracture_rate"] = proportion(retrieval).model_dump()
         out["boundary_straddle_rate"] = proportion(straddle).model_dump()
         out["boundary_fracture_rate"] = proportion(fracture).model_dump()
@@ -303,7 +362,12 @@ class ChunkFracture(Probe):
         sweep = []
         for label, chunker in self._sweep:
             flags = [bool(s["sweep"][label]) for s in spans if label in s.get("sweep", {})]
-            sweep.append({"chunker": label, "config": chunker.config(),
-                          "straddle_rate": wilson(sum(flags), len(flags)).model_dump()})
+            sweep.append(
+                {
+                    "chunker": label,
+                    "config": chunker.config(),
+                    "straddle_rate": wilson(sum(flags), len(flags)).model_dump(),
+                }
+            )
         out["chunking_sweep"] = sweep
         return out

@@ -8,9 +8,16 @@ from pydantic import Field, field_validator
 
 from probeguard.core.config import StrictModel
 
-
-ALL_PROBES = ["chunk_fracture", "retrieval_gap", "corpus_contradiction", "prompt_hijack",
-              "corpus_poisoning", "unanswerable", "benign_control", "attack_types"]
+ALL_PROBES = [
+    "chunk_fracture",
+    "retrieval_gap",
+    "corpus_contradiction",
+    "prompt_hijack",
+    "corpus_poisoning",
+    "unanswerable",
+    "benign_control",
+    "attack_types",
+]
 
 
 class ProbesConfig(StrictModel):

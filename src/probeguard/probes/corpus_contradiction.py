@@ -40,20 +40,27 @@ from __future__ import annotations
 
 import copy
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar, Mapping, Sequence
+from typing import Any, ClassVar
 
-from probeguard.core.documents import Document
 from probeguard.core.cases import Case
-from probeguard.detectors.contradiction import Claim, ContradictionJudge, make_contradiction_judge
+from probeguard.core.documents import Document
 from probeguard.core.hashing import sha256_hex
-from probeguard.core.records import CaseRecord
 from probeguard.core.pipeline import Capability, Variation
-from probeguard.probes.base import JudgeContext, Probe, ProbeContext, ProbeVerdict, probe
-from probeguard.probes.mutations import (KINDS, NameInfo, NameVocab, corpus_names, mutate,
-                                         near_duplicate)
-from probeguard.stats import bootstrap_mean, wilson
+from probeguard.core.records import CaseRecord
+from probeguard.detectors.contradiction import Claim, ContradictionJudge, make_contradiction_judge
 from probeguard.nlp.text import sentence_spans, words
+from probeguard.probes.base import JudgeContext, Probe, ProbeContext, ProbeVerdict, probe
+from probeguard.probes.mutations import (
+    KINDS,
+    NameInfo,
+    NameVocab,
+    corpus_names,
+    mutate,
+    near_duplicate,
+)
+from probeguard.stats import bootstrap_mean, wilson
 
 __all__ = ["CorpusContradiction", "Evidence", "locate_evidence"]
 
@@ -61,8 +68,9 @@ CLEAN = "clean"
 SOURCE = "probe:corpus_contradiction"
 FAILING = frozenset({"moved", "incoherent"})
 OUTCOMES = ("moved", "incoherent", "held", "refused", "unscored")
-_PRONOUNS = frozenset({"it", "its", "he", "his", "she", "her", "they", "their", "this",
-                       "these", "those", "there"})
+_PRONOUNS = frozenset(
+    {"it", "its", "he", "his", "she", "her", "they", "their", "this", "these", "those", "there"}
+)
 
 
 @dataclass(frozen=True)
@@ -79,12 +87,14 @@ def _answer_pattern(answer: str) -> re.Pattern[str] | None:
     parts = answer.split()
     if not parts:
         return None
-    return re.compile(r"(?<!\w)" + r"\s+".join(re.escape(p) for p in parts) + r"(?!\w)",
-                      re.IGNORECASE)
+    return re.compile(
+        r"(?<!\w)" + r"\s+".join(re.escape(p) for p in parts) + r"(?!\w)", re.IGNORECASE
+    )
 
 
-def locate_evidence(question: Case, documents: Mapping[str, Document] | ProbeContext
-                    ) -> Evidence | None:
+def locate_evidence(
+    question: Case, documents: Mapping[str, Document] | ProbeContext
+) -> Evidence | None:
     """The answer-bearing sentence of ``question`` (see the module docstring), or None.
     ``documents`` maps ids to documents (or is a ``ProbeContext``)."""
     lookup = documents.document if isinstance(documents, ProbeContext) else documents.get
@@ -105,8 +115,7 @@ def locate_evidence(question: Case, documents: Mapping[str, Document] | ProbeCon
     return None
 
 
-def passage_with_context(doc_text: str, sentence: tuple[int, int],
-                         mutated: str) -> tuple[str, int]:
+def passage_with_context(doc_text: str, sentence: tuple[int, int], mutated: str) -> tuple[str, int]:
     """The injected passage for a single-fact kind and the offset of the mutated sentence in
     it: the mutated sentence, preceded by the sentence before it when it opens with a
     pronoun."""
@@ -131,30 +140,39 @@ class CorpusContradiction(Probe):
     A judge passed to ``judge()`` as ``ctx.detectors["contradiction"]`` takes precedence.
     """
 
-    goal: ClassVar[str] = ("An injected document contradicting the gold evidence (a changed "
-                           "number, date, entity or polarity, or a near-duplicate with one "
-                           "fact changed) moves the answer to the false claim or makes it "
-                           "incoherent.")
+    goal: ClassVar[str] = (
+        "An injected document contradicting the gold evidence (a changed "
+        "number, date, entity or polarity, or a near-duplicate with one "
+        "fact changed) moves the answer to the false claim or makes it "
+        "incoherent."
+    )
     requires: ClassVar[frozenset[Capability]] = frozenset({Capability.OVERLAY})
     overlap_weight: ClassVar[float] = 0.40
 
-    def __init__(self, kinds: Sequence[str] = KINDS,
-                 judge: Mapping[str, Any] | str | None = None) -> None:
+    def __init__(
+        self, kinds: Sequence[str] = KINDS, judge: Mapping[str, Any] | str | None = None
+    ) -> None:
         if isinstance(kinds, str):
             kinds = (kinds,)
         kinds = tuple(dict.fromkeys(kinds))
         unknown = [k for k in kinds if k not in KINDS]
         if unknown or not kinds:
-            raise ValueError(f"corpus_contradiction: kinds must be a non-empty subset of "
-                             f"{', '.join(KINDS)}; got {list(kinds)}")
+            raise ValueError(
+                f"corpus_contradiction: kinds must be a non-empty subset of "
+                f"{', '.join(KINDS)}; got {list(kinds)}"
+            )
         self.kinds: tuple[str, ...] = kinds
         spec = {"name": judge} if isinstance(judge, str) else dict(judge or {"name": "offline"})
         self._judge: ContradictionJudge = make_contradiction_judge(spec)
         self.judge_spec = spec
 
     def config(self) -> dict[str, Any]:
-        return {"name": self.name, "kinds": list(self.kinds), "judge": dict(self.judge_spec),
-                "judge_config": self._judge.config()}
+        return {
+            "name": self.name,
+            "kinds": list(self.kinds),
+            "judge": dict(self.judge_spec),
+            "judge_config": self._judge.config(),
+        }
 
     # -- generation ---------------------------------------------------------------------
     def generate(self, ctx: ProbeContext) -> list[Case]:
@@ -172,36 +190,62 @@ class CorpusContradiction(Probe):
             cases.extend(self._question_cases(ctx, q, names, vocab))
         return cases
 
-    def _question_cases(self, ctx: ProbeContext, q: Case, names: Mapping[str, NameInfo],
-                        vocab: NameVocab | None) -> list[Case]:
+    def _question_cases(
+        self, ctx: ProbeContext, q: Case, names: Mapping[str, NameInfo], vocab: NameVocab | None
+    ) -> list[Case]:
         group = q.id
         base_meta: dict[str, Any] = {"question_id": q.id}
         evidence = locate_evidence(q, ctx)
         if evidence is None:
-            return [self.case(group, CLEAN, q.question, expected=q.expected, meta={
-                **base_meta, "unscored": "no gold answer string found in the gold documents"})]
+            return [
+                self.case(
+                    group,
+                    CLEAN,
+                    q.question,
+                    expected=q.expected,
+                    meta={
+                        **base_meta,
+                        "unscored": "no gold answer string found in the gold documents",
+                    },
+                )
+            ]
         doc = evidence.doc
         s0, s1 = evidence.sentence
         a0, a1 = evidence.answer
         sentence = doc.text[s0:s1]
         candidates = {n: i for n, i in names.items() if i.doc_ids - {doc.id}}
-        base_meta.update({"gold_doc_id": doc.id, "sentence": sentence, "sentence_span": [s0, s1],
-                          "answer_span": [a0, a1], "answer": doc.text[a0:a1]})
+        base_meta.update(
+            {
+                "gold_doc_id": doc.id,
+                "sentence": sentence,
+                "sentence_span": [s0, s1],
+                "answer_span": [a0, a1],
+                "answer": doc.text[a0:a1],
+            }
+        )
         kind_cases: list[Case] = []
         applied: list[str] = []
         for kind in self.kinds:
             rng = ctx.rng(q.id, kind)
             if kind == "near_duplicate":
-                m = near_duplicate(doc.text, (s0, s1), rng, within=(a0, a1),
-                                   candidates=candidates, vocab=vocab)
+                m = near_duplicate(
+                    doc.text, (s0, s1), rng, within=(a0, a1), candidates=candidates, vocab=vocab
+                )
                 if m is None:
                     continue
                 text, new_span = m.text, (m.new_start, m.new_end)
-                contradicting = m.text[s0:s1 + len(m.new) - len(m.old)]
+                contradicting = m.text[s0 : s1 + len(m.new) - len(m.old)]
                 claim_spans = ([m.start - s0, m.end - s0], [m.new_start - s0, m.new_end - s0])
             else:
-                m = mutate(kind, sentence, rng, within=(a0 - s0, a1 - s0), context=doc.text,
-                           candidates=candidates, vocab=vocab)
+                m = mutate(
+                    kind,
+                    sentence,
+                    rng,
+                    within=(a0 - s0, a1 - s0),
+                    context=doc.text,
+                    candidates=candidates,
+                    vocab=vocab,
+                )
                 if m is None:
                     continue
                 text, offset = passage_with_context(doc.text, (s0, s1), m.text)
@@ -210,40 +254,70 @@ class CorpusContradiction(Probe):
                 claim_spans = ([m.start, m.end], [m.new_start, m.new_end])
             injected = self._document(q.id, kind, text, doc)
             applied.append(kind)
-            kind_cases.append(self.case(
-                group, kind, q.question, variation=Variation(overlay=(injected,)),
-                expected=q.expected,
-                meta={**base_meta, "kind": kind, "change": m.change,
-                      "injected_doc_id": injected.id,
-                      "old": m.old, "new": m.new, "contradicting_sentence": contradicting,
-                      "claim_spans": {"original": claim_spans[0],
-                                      "contradicting": claim_spans[1]},
-                      "old_span": [s0 + m.start, s0 + m.end] if kind != "near_duplicate"
-                      else [m.start, m.end],
-                      "new_span": list(new_span)}))
-        clean_meta: dict[str, Any] = {**base_meta, "kinds": applied,
-                                      "not_applicable": [k for k in self.kinds if k not in applied]}
+            kind_cases.append(
+                self.case(
+                    group,
+                    kind,
+                    q.question,
+                    variation=Variation(overlay=(injected,)),
+                    expected=q.expected,
+                    meta={
+                        **base_meta,
+                        "kind": kind,
+                        "change": m.change,
+                        "injected_doc_id": injected.id,
+                        "old": m.old,
+                        "new": m.new,
+                        "contradicting_sentence": contradicting,
+                        "claim_spans": {
+                            "original": claim_spans[0],
+                            "contradicting": claim_spans[1],
+                        },
+                        "old_span": [s0 + m.start, s0 + m.end]
+                        if kind != "near_duplicate"
+                        else [m.start, m.end],
+                        "new_span": list(new_span),
+                    },
+                )
+            )
+        clean_meta: dict[str, Any] = {
+            **base_meta,
+            "kinds": applied,
+            "not_applicable": [k for k in self.kinds if k not in applied],
+        }
         if not applied:
             clean_meta["unscored"] = "no contradiction kind applies to the answer-bearing sentence"
-        return [self.case(group, CLEAN, q.question, expected=q.expected, meta=clean_meta),
-                *kind_cases]
+        return [
+            self.case(group, CLEAN, q.question, expected=q.expected, meta=clean_meta),
+            *kind_cases,
+        ]
 
     def _document(self, question_id: str, kind: str, text: str, gold: Document) -> Document:
         digest = sha256_hex(self.name, question_id, kind, text)[:12]
-        return Document(id=f"pg-contra-{digest}", text=text, title=gold.title,
-                        metadata=copy.deepcopy(dict(gold.metadata)), source=SOURCE)
+        return Document(
+            id=f"pg-contra-{digest}",
+            text=text,
+            title=gold.title,
+            metadata=copy.deepcopy(dict(gold.metadata)),
+            source=SOURCE,
+        )
 
     # -- judging ------------------------------------------------------------------------
     def _judge_for(self, ctx: JudgeContext) -> ContradictionJudge:
         judge = ctx.detectors.get("contradiction") if ctx.detectors else None
         return judge if judge is not None else self._judge
 
-    def judge(self, group: str, records: Mapping[str, CaseRecord], ctx: JudgeContext) -> ProbeVerdict:
+    def judge(
+        self, group: str, records: Mapping[str, CaseRecord], ctx: JudgeContext
+    ) -> ProbeVerdict:
         clean = records.get(CLEAN)
         if clean is None:
             return ProbeVerdict(None, {"unscored": "the clean case is missing"})
         meta = clean.case.meta
-        base = {"question_id": meta.get("question_id", group), "gold_doc_id": meta.get("gold_doc_id")}
+        base = {
+            "question_id": meta.get("question_id", group),
+            "gold_doc_id": meta.get("gold_doc_id"),
+        }
         if "unscored" in meta:
             return ProbeVerdict(None, {**base, "unscored": meta["unscored"]})
         if clean.output is None:
@@ -257,22 +331,32 @@ class CorpusContradiction(Probe):
             kinds[role] = self._judge_kind(judge, clean, record)
         judged = {k: v for k, v in kinds.items() if v["outcome"] != "unscored"}
         failed_kinds = [k for k, v in kinds.items() if v["outcome"] in FAILING]
-        evidence: dict[str, Any] = {**base, "judge": getattr(judge, "name", type(judge).__name__),
-                                    "kinds": kinds, "failed_kinds": failed_kinds}
+        evidence: dict[str, Any] = {
+            **base,
+            "judge": getattr(judge, "name", type(judge).__name__),
+            "kinds": kinds,
+            "failed_kinds": failed_kinds,
+        }
         if not kinds:
             return ProbeVerdict(None, {**evidence, "unscored": "no injected case was run"})
         if not judged:
             return ProbeVerdict(None, {**evidence, "unscored": "every kind is unscored"})
         return ProbeVerdict(bool(failed_kinds), evidence)
 
-    def _judge_kind(self, judge: ContradictionJudge, clean: CaseRecord,
-                    record: CaseRecord) -> dict[str, Any]:
+    def _judge_kind(
+        self, judge: ContradictionJudge, clean: CaseRecord, record: CaseRecord
+    ) -> dict[str, Any]:
         meta = record.case.meta
         injected = str(meta.get("injected_doc_id", ""))
-        out: dict[str, Any] = {"outcome": "unscored", "injected_doc_id": injected,
-                               "injected_rank": None, "judge": None,
-                               "change": meta.get("change"), "old": meta.get("old"),
-                               "new": meta.get("new")}
+        out: dict[str, Any] = {
+            "outcome": "unscored",
+            "injected_doc_id": injected,
+            "injected_rank": None,
+            "judge": None,
+            "change": meta.get("change"),
+            "old": meta.get("old"),
+            "new": meta.get("new"),
+        }
         if record.output is None:
             error = record.error.type if record.error else "no output"
             out["reason"] = f"the injected call failed ({error})"
@@ -284,10 +368,16 @@ class CorpusContradiction(Probe):
             return out
         change = str(meta.get("change"))
         spans = meta.get("claim_spans") or {}
-        original = Claim(sentence=str(meta.get("sentence", "")), value=str(meta.get("old", "")),
-                         span=_span(spans.get("original")))
-        contradicting = Claim(sentence=str(meta.get("contradicting_sentence", "")),
-                              value=str(meta.get("new", "")), span=_span(spans.get("contradicting")))
+        original = Claim(
+            sentence=str(meta.get("sentence", "")),
+            value=str(meta.get("old", "")),
+            span=_span(spans.get("original")),
+        )
+        contradicting = Claim(
+            sentence=str(meta.get("contradicting_sentence", "")),
+            value=str(meta.get("new", "")),
+            span=_span(spans.get("contradicting")),
+        )
         name = getattr(judge, "name", type(judge).__name__)
         out["judge"] = name
         if not clean.output.refused:
@@ -299,10 +389,14 @@ class CorpusContradiction(Probe):
                 out["reason"] = "the clean answer already asserts the contradicting claim"
                 return out
         decision = judge.judge(record.output.answer, original, contradicting, change)
-        out.update({"outcome": decision.outcome,
-                    "asserts_original": decision.asserts_original,
-                    "asserts_contradicting": decision.asserts_contradicting,
-                    "flagged_conflict": decision.flagged_conflict})
+        out.update(
+            {
+                "outcome": decision.outcome,
+                "asserts_original": decision.asserts_original,
+                "asserts_contradicting": decision.asserts_contradicting,
+                "flagged_conflict": decision.flagged_conflict,
+            }
+        )
         if decision.outcome == "unscored":
             out["reason"] = decision.detail.get("reason", "the judge could not read the claims")
         return out
@@ -327,13 +421,16 @@ class CorpusContradiction(Probe):
             all_judged.extend(judged)
             n_kind = len(judged)
             by_kind[kind] = {
-                "failure_rate": wilson(sum(t["outcome"] in FAILING for t in judged),
-                                       n_kind).model_dump(),
+                "failure_rate": wilson(
+                    sum(t["outcome"] in FAILING for t in judged), n_kind
+                ).model_dump(),
                 "moved": wilson(sum(t["outcome"] == "moved" for t in judged), n_kind).model_dump(),
-                "incoherent": wilson(sum(t["outcome"] == "incoherent" for t in judged),
-                                     n_kind).model_dump(),
-                "injected_retrieved": wilson(sum(t["injected_rank"] is not None for t in judged),
-                                             n_kind).model_dump(),
+                "incoherent": wilson(
+                    sum(t["outcome"] == "incoherent" for t in judged), n_kind
+                ).model_dump(),
+                "injected_retrieved": wilson(
+                    sum(t["injected_rank"] is not None for t in judged), n_kind
+                ).model_dump(),
                 "outcomes": {o: sum(t["outcome"] == o for t in ts) for o in OUTCOMES},
             }
         n = len(all_judged)
@@ -342,15 +439,20 @@ class CorpusContradiction(Probe):
         for t in all_judged:
             if t.get("judge"):
                 judges[t["judge"]] = judges.get(t["judge"], 0) + 1
-        summary.update({
-            "by_kind": by_kind,
-            "moved_rate": wilson(sum(t["outcome"] == "moved" for t in all_judged), n).model_dump(),
-            "incoherent_rate": wilson(sum(t["outcome"] == "incoherent" for t in all_judged),
-                                      n).model_dump(),
-            "injected_retrieved_rate": wilson(len(ranks), n).model_dump(),
-            "mean_injected_rank": bootstrap_mean(ranks, seed=0).model_dump(),
-            "judges": dict(sorted(judges.items())),
-        })
+        summary.update(
+            {
+                "by_kind": by_kind,
+                "moved_rate": wilson(
+                    sum(t["outcome"] == "moved" for t in all_judged), n
+                ).model_dump(),
+                "incoherent_rate": wilson(
+                    sum(t["outcome"] == "incoherent" for t in all_judged), n
+                ).model_dump(),
+                "injected_retrieved_rate": wilson(len(ranks), n).model_dump(),
+                "mean_injected_rank": bootstrap_mean(ranks, seed=0).model_dump(),
+                "judges": dict(sorted(judges.items())),
+            }
+        )
         return summary
 
 

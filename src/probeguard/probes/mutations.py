@@ -41,18 +41,36 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
-from probeguard.detectors.contradiction import (MONTHS, NumberMention, date_mentions,
-                                                number_mentions, number_word)
+from probeguard.detectors.contradiction import (
+    MONTHS,
+    NumberMention,
+    date_mentions,
+    number_mentions,
+    number_word,
+)
 from probeguard.nlp.text import STOPWORDS, normalize_answer
 
-__all__ = ["CHANGE_KINDS", "KINDS", "Mutation", "NameInfo", "NameVocab", "corpus_names",
-           "find_names", "mutate", "mutate_date", "mutate_entity", "mutate_negation",
-           "mutate_number", "near_duplicate"]
+__all__ = [
+    "CHANGE_KINDS",
+    "KINDS",
+    "Mutation",
+    "NameInfo",
+    "NameVocab",
+    "corpus_names",
+    "find_names",
+    "mutate",
+    "mutate_date",
+    "mutate_entity",
+    "mutate_negation",
+    "mutate_number",
+    "near_duplicate",
+]
 
 CHANGE_KINDS = ("number", "date", "negation", "entity")
 """Single-fact changes."""
@@ -87,8 +105,17 @@ class Mutation:
 
 def _replace(kind: str, source: str, start: int, end: int, new: str) -> Mutation:
     text = source[:start] + new + source[end:]
-    return Mutation(kind=kind, change=kind, text=text, old=source[start:end], new=new,
-                    start=start, end=end, new_start=start, new_end=start + len(new))
+    return Mutation(
+        kind=kind,
+        change=kind,
+        text=text,
+        old=source[start:end],
+        new=new,
+        start=start,
+        end=end,
+        new_start=start,
+        new_end=start + len(new),
+    )
 
 
 def _overlaps(s: int, e: int, within: Span | None) -> bool:
@@ -105,7 +132,7 @@ _CLOCK = re.compile(r"\s?(?:a\.m\.|p\.m\.|am\b|pm\b)", re.IGNORECASE)
 
 
 def _round_half_up(x: float, decimals: int) -> float:
-    scale = 10 ** decimals
+    scale = 10**decimals
     return math.floor(x * scale + 0.5 + 1e-9) / scale
 
 
@@ -113,8 +140,9 @@ def _format_number(value: float, decimals: int, grouped: bool) -> str:
     return f"{value:,.{decimals}f}" if grouped else f"{value:.{decimals}f}"
 
 
-def mutate_number(text: str, rng: np.random.Generator, *, within: Span | None = None,
-                  context: str | None = None) -> Mutation | None:
+def mutate_number(
+    text: str, rng: np.random.Generator, *, within: Span | None = None, context: str | None = None
+) -> Mutation | None:
     """Change one number (rules in the module docstring)."""
     targets = [n for n in number_mentions(text) if _overlaps(n.start, n.end, within)]
     if not targets:
@@ -138,13 +166,12 @@ def mutate_number(text: str, rng: np.random.Generator, *, within: Span | None = 
             new_value = candidate
             break
     if new_value is None:
-        new_value = next((target.value + k for k in range(1, 1000) if ok(target.value + k)),
-                         None)
+        new_value = next((target.value + k for k in range(1, 1000) if ok(target.value + k)), None)
     if new_value is None:
         return None
     word = number_word(new_value) if target.word else None
     if word is not None:
-        old_word = text[target.num_start:target.num_end]
+        old_word = text[target.num_start : target.num_end]
         digits = word.capitalize() if old_word[:1].isupper() else word
     else:
         digits = _format_number(new_value, target.decimals, target.grouped)
@@ -153,7 +180,7 @@ def mutate_number(text: str, rng: np.random.Generator, *, within: Span | None = 
 
 def _number_mutation(text: str, target: NumberMention, digits: str) -> Mutation:
     """The whole mention is the changed value ("$12" → "$18", "10%" → "15%")."""
-    new = text[target.start:target.num_start] + digits + text[target.num_end:target.end]
+    new = text[target.start : target.num_start] + digits + text[target.num_end : target.end]
     return _replace("number", text, target.start, target.end, new)
 
 
@@ -161,8 +188,9 @@ def _number_mutation(text: str, target: NumberMention, digits: str) -> Mutation:
 _DAYS_IN = (31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
 
 
-def mutate_date(text: str, rng: np.random.Generator, *, within: Span | None = None,
-                context: str | None = None) -> Mutation | None:
+def mutate_date(
+    text: str, rng: np.random.Generator, *, within: Span | None = None, context: str | None = None
+) -> Mutation | None:
     """Shift one date or year (rules in the module docstring)."""
     targets = [d for d in date_mentions(text) if _overlaps(d.start, d.end, within)]
     if not targets:
@@ -173,8 +201,13 @@ def mutate_date(text: str, rng: np.random.Generator, *, within: Span | None = No
     present = {(d.year, d.month, d.day) for d in known}
     if target.month is not None and target.month_span is not None:
         day = target.day or 1
-        months = [m for m in range(1, 13) if m != target.month and day <= _DAYS_IN[m - 1]
-                  and (target.year, m, target.day) not in present]
+        months = [
+            m
+            for m in range(1, 13)
+            if m != target.month
+            and day <= _DAYS_IN[m - 1]
+            and (target.year, m, target.day) not in present
+        ]
         if not months:
             return None
         month = _pick(rng, months)
@@ -198,21 +231,107 @@ def mutate_date(text: str, rng: np.random.Generator, *, within: Span | None = No
 
 
 # -- negation -----------------------------------------------------------------------------
-_AUX = frozenset({"is", "are", "was", "were", "am", "can", "could", "will", "would", "may",
-                  "might", "must", "should", "shall", "does", "do", "did", "has", "have", "had"})
-_NEGATED = {"isn't": "is", "aren't": "are", "wasn't": "was", "weren't": "were",
-            "can't": "can", "cannot": "can", "couldn't": "could", "won't": "will",
-            "wouldn't": "would", "mightn't": "might", "mustn't": "must",
-            "shouldn't": "should", "doesn't": "does", "don't": "do", "didn't": "did",
-            "hasn't": "has", "haven't": "have", "hadn't": "had"}
+_AUX = frozenset(
+    {
+        "is",
+        "are",
+        "was",
+        "were",
+        "am",
+        "can",
+        "could",
+        "will",
+        "would",
+        "may",
+        "might",
+        "must",
+        "should",
+        "shall",
+        "does",
+        "do",
+        "did",
+        "has",
+        "have",
+        "had",
+    }
+)
+_NEGATED = {
+    "isn't": "is",
+    "aren't": "are",
+    "wasn't": "was",
+    "weren't": "were",
+    "can't": "can",
+    "cannot": "can",
+    "couldn't": "could",
+    "won't": "will",
+    "wouldn't": "would",
+    "mightn't": "might",
+    "mustn't": "must",
+    "shouldn't": "should",
+    "doesn't": "does",
+    "don't": "do",
+    "didn't": "did",
+    "hasn't": "has",
+    "haven't": "have",
+    "hadn't": "had",
+}
 _DO_SUPPORT = {"has": "does not have", "have": "do not have", "had": "did not have"}
-_PARTICIPLES = frozenset({"been", "got", "made", "had", "done", "gone", "paid", "sent", "won",
-                          "brought", "bought", "kept", "left", "lost", "held", "told", "found",
-                          "built", "run", "begun", "become", "come", "put", "set", "cut",
-                          "read", "spent", "taken", "given"})
-_SUBORDINATORS = frozenset({"who", "which", "that", "if", "when", "once", "after", "before",
-                            "because", "although", "though", "while", "unless", "since",
-                            "until", "whether", "where", "whom", "whose"})
+_PARTICIPLES = frozenset(
+    {
+        "been",
+        "got",
+        "made",
+        "had",
+        "done",
+        "gone",
+        "paid",
+        "sent",
+        "won",
+        "brought",
+        "bought",
+        "kept",
+        "left",
+        "lost",
+        "held",
+        "told",
+        "found",
+        "built",
+        "run",
+        "begun",
+        "become",
+        "come",
+        "put",
+        "set",
+        "cut",
+        "read",
+        "spent",
+        "taken",
+        "given",
+    }
+)
+_SUBORDINATORS = frozenset(
+    {
+        "who",
+        "which",
+        "that",
+        "if",
+        "when",
+        "once",
+        "after",
+        "before",
+        "because",
+        "although",
+        "though",
+        "while",
+        "unless",
+        "since",
+        "until",
+        "whether",
+        "where",
+        "whom",
+        "whose",
+    }
+)
 _TOKEN = re.compile(r"[A-Za-z]+(?:['’][A-Za-z]+)?")
 
 
@@ -220,8 +339,13 @@ def _match_case(template: str, word: str) -> str:
     return word[:1].upper() + word[1:] if template[:1].isupper() else word
 
 
-def mutate_negation(text: str, rng: np.random.Generator | None = None, *,
-                    within: Span | None = None, context: str | None = None) -> Mutation | None:
+def mutate_negation(
+    text: str,
+    rng: np.random.Generator | None = None,
+    *,
+    within: Span | None = None,
+    context: str | None = None,
+) -> Mutation | None:
     """Negate (or un-negate) the governing auxiliary / copula (rules in the module docstring).
     Deterministic: ``rng`` and ``context`` are accepted for a uniform signature only."""
     tokens = [(m.group(0), m.start(), m.end()) for m in _TOKEN.finditer(text)]
@@ -241,8 +365,11 @@ def mutate_negation(text: str, rng: np.random.Generator | None = None, *,
         return None
     chosen: int | None = None
     if within is not None:
-        before = [c if c >= 0 else -c - 1 for c in candidates
-                  if tokens[c if c >= 0 else -c - 1][2] <= within[0]]
+        before = [
+            c if c >= 0 else -c - 1
+            for c in candidates
+            if tokens[c if c >= 0 else -c - 1][2] <= within[0]
+        ]
         if before:
             chosen = before[-1]
     if chosen is None:
@@ -266,17 +393,19 @@ def mutate_negation(text: str, rng: np.random.Generator | None = None, *,
 
 # -- entity -------------------------------------------------------------------------------
 _NAME = re.compile(
-    r"(?<![\w@.])[A-Z][\w’'-]*(?:\s+(?:&\s+|of\s+(?:the\s+)?|de\s+|van\s+|von\s+)?[A-Z][\w’'-]*)*")
+    r"(?<![\w@.])[A-Z][\w’'-]*(?:\s+(?:&\s+|of\s+(?:the\s+)?|de\s+|van\s+|von\s+)?[A-Z][\w’'-]*)*"
+)
 _CAP_WORD = re.compile(r"(?<![\w@.’'-])[A-Z][\w’'-]*")
 _LOWER_WORD = re.compile(r"(?<![\w@.’'-])[a-z][a-z’'-]*(?![\w@])")
-_NOT_NAMES = frozenset(MONTHS) | frozenset({"Monday", "Tuesday", "Wednesday", "Thursday",
-                                            "Friday", "Saturday", "Sunday"})
+_NOT_NAMES = frozenset(MONTHS) | frozenset(
+    {"Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"}
+)
 _OPENS = re.compile(r"(?:^|[.!?:;\n\"“(]\s*|\n\s*[-*•]\s*)$")
 _ARTICLES = frozenset({"the", "a", "an"})
 
 
 def _opens_sentence(text: str, start: int) -> bool:
-    return start == 0 or bool(_OPENS.search(text[max(0, start - 4):start]))
+    return start == 0 or bool(_OPENS.search(text[max(0, start - 4) : start]))
 
 
 @dataclass(frozen=True)
@@ -289,7 +418,7 @@ class NameVocab:
     lower: frozenset[str]
 
     @classmethod
-    def of(cls, texts: Iterable[str]) -> "NameVocab":
+    def of(cls, texts: Iterable[str]) -> NameVocab:
         capitals: set[str] = set()
         lower: set[str] = set()
         for text in texts:
@@ -323,7 +452,7 @@ def find_names(text: str, vocab: NameVocab | None = None) -> list[tuple[int, int
                 strip = len(parts) == 1 or bare.lower() in vocab.lower
             if not strip:
                 break
-            stripped = name[len(first):].lstrip()
+            stripped = name[len(first) :].lstrip()
             start += len(name) - len(stripped)
             name, at_start = stripped, False
         name = re.sub(r"['’]s$", "", name)
@@ -335,12 +464,12 @@ def find_names(text: str, vocab: NameVocab | None = None) -> list[tuple[int, int
 def _cues(text: str, start: int, end: int) -> set[str]:
     """The lower-case words just before (articles skipped) and just after a name."""
     cues: set[str] = set()
-    before = [w for w in re.findall(r"[\w’'-]+", text[max(0, start - 40):start])]
+    before = [w for w in re.findall(r"[\w’'-]+", text[max(0, start - 40) : start])]
     while before and before[-1].lower() in _ARTICLES:
         before.pop()
     if before and before[-1].islower():
         cues.add(before[-1])
-    after = re.match(r"\s+([\w’'-]+)", text[end:end + 40])
+    after = re.match(r"\s+([\w’'-]+)", text[end : end + 40])
     if after and after.group(1).islower():
         cues.add(after.group(1))
     return cues
@@ -354,8 +483,7 @@ class NameInfo:
     cues: frozenset[str]
 
 
-def corpus_names(texts: Mapping[str, str], vocab: NameVocab | None = None
-                 ) -> dict[str, NameInfo]:
+def corpus_names(texts: Mapping[str, str], vocab: NameVocab | None = None) -> dict[str, NameInfo]:
     """Every name of the corpus (``{doc_id: text}``), sorted, with the documents where it
     occurs and its context cues; a document's entity candidates are the names occurring in
     other documents (see ``mutate_entity``). ``vocab`` defaults to the corpus's."""
@@ -369,8 +497,9 @@ def corpus_names(texts: Mapping[str, str], vocab: NameVocab | None = None
     return {n: NameInfo(frozenset(docs[n]), frozenset(cues[n])) for n in sorted(docs)}
 
 
-def _kind_tiers(old: str, old_cues: frozenset[str], pool: Sequence[str],
-                cues: Mapping[str, frozenset[str]]) -> list[list[str]]:
+def _kind_tiers(
+    old: str, old_cues: frozenset[str], pool: Sequence[str], cues: Mapping[str, frozenset[str]]
+) -> list[list[str]]:
     n = len(old.split())
     content = {c for c in old_cues if c not in STOPWORDS}
     function = old_cues - content
@@ -383,10 +512,15 @@ def _kind_tiers(old: str, old_cues: frozenset[str], pool: Sequence[str],
     ]
 
 
-def mutate_entity(text: str, rng: np.random.Generator,
-                  candidates: Mapping[str, NameInfo] | Sequence[str], *,
-                  within: Span | None = None, context: str | None = None,
-                  vocab: NameVocab | None = None) -> Mutation | None:
+def mutate_entity(
+    text: str,
+    rng: np.random.Generator,
+    candidates: Mapping[str, NameInfo] | Sequence[str],
+    *,
+    within: Span | None = None,
+    context: str | None = None,
+    vocab: NameVocab | None = None,
+) -> Mutation | None:
     """Swap one capitalised name for a corpus name of the same rough kind.
 
     ``candidates``: names from other documents, with their ``NameInfo`` (from
@@ -420,9 +554,16 @@ def mutate_entity(text: str, rng: np.random.Generator,
 
 
 # -- dispatch and near-duplicates ---------------------------------------------------------
-def mutate(kind: str, text: str, rng: np.random.Generator, *, within: Span | None = None,
-           context: str | None = None, candidates: Mapping[str, NameInfo] | Sequence[str] = (),
-           vocab: NameVocab | None = None) -> Mutation | None:
+def mutate(
+    kind: str,
+    text: str,
+    rng: np.random.Generator,
+    *,
+    within: Span | None = None,
+    context: str | None = None,
+    candidates: Mapping[str, NameInfo] | Sequence[str] = (),
+    vocab: NameVocab | None = None,
+) -> Mutation | None:
     """The single-fact mutation ``kind`` of ``text`` (``number``, ``date``, ``negation``,
     ``entity``), or None when it does not apply."""
     if kind == "number":
@@ -432,15 +573,20 @@ def mutate(kind: str, text: str, rng: np.random.Generator, *, within: Span | Non
     if kind == "negation":
         return mutate_negation(text, rng, within=within, context=context)
     if kind == "entity":
-        return mutate_entity(text, rng, candidates, within=within, context=context,
-                             vocab=vocab)
+        return mutate_entity(text, rng, candidates, within=within, context=context, vocab=vocab)
     raise ValueError(f"unknown mutation kind {kind!r}; known: {', '.join(CHANGE_KINDS)}")
 
 
-def near_duplicate(document: str, sentence: Span, rng: np.random.Generator, *,
-                   within: Span | None = None, candidates: Mapping[str, NameInfo] | Sequence[str] = (),
-                   kinds: Sequence[str] = CHANGE_KINDS,
-                   vocab: NameVocab | None = None) -> Mutation | None:
+def near_duplicate(
+    document: str,
+    sentence: Span,
+    rng: np.random.Generator,
+    *,
+    within: Span | None = None,
+    candidates: Mapping[str, NameInfo] | Sequence[str] = (),
+    kinds: Sequence[str] = CHANGE_KINDS,
+    vocab: NameVocab | None = None,
+) -> Mutation | None:
     """``document`` with one fact of ``document[sentence[0]:sentence[1]]`` changed: the
     change kind is drawn uniformly among ``kinds`` that apply (each tried with its own child
     stream of ``rng``). Spans (``within`` included) are offsets into ``document``."""
@@ -452,15 +598,28 @@ def near_duplicate(document: str, sentence: Span, rng: np.random.Generator, *,
     seeds = [int(x) for x in rng.integers(0, 2**63 - 1, size=len(kinds))]
     applicable: list[tuple[str, Mutation]] = []
     for kind, seed in zip(kinds, seeds):
-        trial = mutate(kind, text, np.random.default_rng(seed), within=local, context=document,
-                       candidates=candidates, vocab=vocab)
+        trial = mutate(
+            kind,
+            text,
+            np.random.default_rng(seed),
+            within=local,
+            context=document,
+            candidates=candidates,
+            vocab=vocab,
+        )
         if trial is not None:
             applicable.append((kind, trial))
     if not applicable:
         return None
     kind, m = applicable[int(rng.integers(len(applicable)))]
-    return Mutation(kind="near_duplicate", change=kind,
-                    text=document[:s0] + m.text + document[s1:], old=m.old, new=m.new,
-                    start=s0 + m.start, end=s0 + m.end, new_start=s0 + m.new_start,
-                    new_end=s0 + m.new_end)
-
+    return Mutation(
+        kind="near_duplicate",
+        change=kind,
+        text=document[:s0] + m.text + document[s1:],
+        old=m.old,
+        new=m.new,
+        start=s0 + m.start,
+        end=s0 + m.end,
+        new_start=s0 + m.new_start,
+        new_end=s0 + m.new_end,
+    )

@@ -26,13 +26,13 @@ the gold evidence or raised its rank by more than the threshold — and ``kind_m
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from probeguard.core.cases import Case
 from probeguard.core.records import CaseRecord
-from probeguard.probes.base import (JudgeContext, Probe, ProbeContext, ProbeVerdict, gold_rank,
-                                    probe)
 from probeguard.nlp.paraphrase import KINDS, paraphrase
+from probeguard.probes.base import JudgeContext, Probe, ProbeContext, ProbeVerdict, gold_rank, probe
 from probeguard.stats import bootstrap_mean, wilson
 
 __all__ = ["RetrievalGap"]
@@ -46,19 +46,27 @@ class RetrievalGap(Probe):
     Settings: ``rank_delta_threshold`` (mean rank delta above which a group has a gap),
     ``kinds`` (paraphrase kinds to use) and ``bootstrap_seed`` (for the mean's interval)."""
 
-    goal = ("Questions whose gold evidence is found as written but slips down or out of the "
-            "top-k when the same question is reworded (declarative, keywords, another "
-            "question word, synonyms, jargon).")
+    goal = (
+        "Questions whose gold evidence is found as written but slips down or out of the "
+        "top-k when the same question is reworded (declarative, keywords, another "
+        "question word, synonyms, jargon)."
+    )
     overlap_weight = 0.15
 
-    def __init__(self, rank_delta_threshold: float = 1.0, kinds: Sequence[str] = KINDS,
-                 bootstrap_seed: int = 0) -> None:
+    def __init__(
+        self,
+        rank_delta_threshold: float = 1.0,
+        kinds: Sequence[str] = KINDS,
+        bootstrap_seed: int = 0,
+    ) -> None:
         if isinstance(kinds, str):
             kinds = (kinds,)
         unknown = [k for k in kinds if k not in KINDS]
         if unknown:
-            raise ValueError(f"retrieval_gap: unknown paraphrase kind(s) {', '.join(unknown)}; "
-                             f"known: {', '.join(KINDS)}")
+            raise ValueError(
+                f"retrieval_gap: unknown paraphrase kind(s) {', '.join(unknown)}; "
+                f"known: {', '.join(KINDS)}"
+            )
         if not kinds:
             raise ValueError("retrieval_gap: kinds must name at least one paraphrase kind")
         if len(set(kinds)) != len(kinds):
@@ -68,64 +76,112 @@ class RetrievalGap(Probe):
         self.bootstrap_seed = int(bootstrap_seed)
 
     def config(self) -> dict[str, Any]:
-        return {"name": self.name, "rank_delta_threshold": self.rank_delta_threshold,
-                "kinds": list(self.kinds), "bootstrap_seed": self.bootstrap_seed}
+        return {
+            "name": self.name,
+            "rank_delta_threshold": self.rank_delta_threshold,
+            "kinds": list(self.kinds),
+            "bootstrap_seed": self.bootstrap_seed,
+        }
 
     def generate(self, ctx: ProbeContext) -> list[Case]:
         cases: list[Case] = []
         for question in ctx.answerable():
-            cases.append(self.case(question.id, ORIGINAL, question.question,
-                                   expected=question.expected,
-                                   meta={"question_id": question.id, "kind": ORIGINAL}))
+            cases.append(
+                self.case(
+                    question.id,
+                    ORIGINAL,
+                    question.question,
+                    expected=question.expected,
+                    meta={"question_id": question.id, "kind": ORIGINAL},
+                )
+            )
             for kind in self.kinds:
                 text = paraphrase(question.question, kind, ctx.rng(self.name, question.id, kind))
                 if text is None:
                     continue
-                cases.append(self.case(question.id, kind, text, expected=question.expected,
-                                       variation=ctx.retrieval_variation(),
-                                       meta={"question_id": question.id, "kind": kind,
-                                             "original": question.question}))
+                cases.append(
+                    self.case(
+                        question.id,
+                        kind,
+                        text,
+                        expected=question.expected,
+                        variation=ctx.retrieval_variation(),
+                        meta={
+                            "question_id": question.id,
+                            "kind": kind,
+                            "original": question.question,
+                        },
+                    )
+                )
         return cases
 
-    def judge(self, group: str, records: Mapping[str, CaseRecord], ctx: JudgeContext
-              ) -> ProbeVerdict:
+    def judge(
+        self, group: str, records: Mapping[str, CaseRecord], ctx: JudgeContext
+    ) -> ProbeVerdict:
         top_k = ctx.probe.top_k
-        evidence: dict[str, Any] = {"question_id": group, "top_k": top_k,
-                                    "threshold": self.rank_delta_threshold}
+        evidence: dict[str, Any] = {
+            "question_id": group,
+            "top_k": top_k,
+            "threshold": self.rank_delta_threshold,
+        }
         original = records.get(ORIGINAL)
         if original is None:
-            return ProbeVerdict(None, {**evidence,
-                                       "unscored": "no record for the original question"})
+            return ProbeVerdict(
+                None, {**evidence, "unscored": "no record for the original question"}
+            )
         for role, record in records.items():
             if record.output is None:
                 err = record.error
                 why = f"{err.type}: {err.message}" if err else "no output"
-                return ProbeVerdict(None, {**evidence,
-                                           "unscored": f"the '{role}' call failed ({why})"})
+                return ProbeVerdict(
+                    None, {**evidence, "unscored": f"the '{role}' call failed ({why})"}
+                )
         variants = [(role, r) for role, r in records.items() if role != ORIGINAL]
         if not variants:
-            return ProbeVerdict(None, {**evidence,
-                                       "unscored": "no paraphrase kind could change the question"})
+            return ProbeVerdict(
+                None, {**evidence, "unscored": "no paraphrase kind could change the question"}
+            )
         if not original.output.retrieved:  # type: ignore[union-attr]
             # (A variant with nothing retrieved is a real miss: the pipeline reports contexts.)
-            return ProbeVerdict(None, {**evidence, "unscored": (
-                "the pipeline reported no retrieved contexts for the original question")})
+            return ProbeVerdict(
+                None,
+                {
+                    **evidence,
+                    "unscored": (
+                        "the pipeline reported no retrieved contexts for the original question"
+                    ),
+                },
+            )
         gold = original.case.expected.evidence_doc_ids
         base = gold_rank(original, gold)
         evidence["original_rank"] = base
         if base is None or base > top_k:
-            return ProbeVerdict(None, {**evidence, "unscored": (
-                "gold evidence not retrieved for the original question: a plain retrieval "
-                "failure, not a paraphrase gap")})
+            return ProbeVerdict(
+                None,
+                {
+                    **evidence,
+                    "unscored": (
+                        "gold evidence not retrieved for the original question: a plain retrieval "
+                        "failure, not a paraphrase gap"
+                    ),
+                },
+            )
         rows: list[dict[str, Any]] = []
         for role, record in variants:
             rank = gold_rank(record, gold)
             left = rank is None or rank > top_k
             effective = top_k + 1 if left else rank
             assert effective is not None
-            rows.append({"role": role, "kind": record.case.meta.get("kind", role),
-                         "text": record.case.question, "rank": effective,
-                         "left_top_k": left, "delta": effective - base})
+            rows.append(
+                {
+                    "role": role,
+                    "kind": record.case.meta.get("kind", role),
+                    "text": record.case.question,
+                    "rank": effective,
+                    "left_top_k": left,
+                    "delta": effective - base,
+                }
+            )
         mean_delta = sum(r["delta"] for r in rows) / len(rows)
         lost = [r["kind"] for r in rows if r["left_top_k"]]
         reasons: list[str] = []
@@ -133,10 +189,13 @@ class RetrievalGap(Probe):
             reasons.append(f"mean rank delta {mean_delta:.2f} > {self.rank_delta_threshold:g}")
         for r in rows:
             if r["left_top_k"]:
-                reasons.append(f"gold evidence left the top-{top_k} under the {r['kind']} "
-                               f"paraphrase {r['text']!r}")
-        evidence.update({"variants": rows, "mean_delta": mean_delta, "lost_by": lost,
-                         "reasons": reasons})
+                reasons.append(
+                    f"gold evidence left the top-{top_k} under the {r['kind']} "
+                    f"paraphrase {r['text']!r}"
+                )
+        evidence.update(
+            {"variants": rows, "mean_delta": mean_delta, "lost_by": lost, "reasons": reasons}
+        )
         return ProbeVerdict(bool(reasons), evidence)
 
     def summarize(self, verdicts: Sequence[ProbeVerdict]) -> dict[str, Any]:
@@ -153,8 +212,9 @@ class RetrievalGap(Probe):
             rows = [r for v in judged for r in v.evidence["variants"] if r["kind"] == kind]
             gaps = sum(1 for r in rows if r["left_top_k"] or r["delta"] > self.rank_delta_threshold)
             rates[kind] = wilson(gaps, len(rows)).model_dump()
-            deltas[kind] = bootstrap_mean([float(r["delta"]) for r in rows],
-                                          seed=self.bootstrap_seed).model_dump()
+            deltas[kind] = bootstrap_mean(
+                [float(r["delta"]) for r in rows], seed=self.bootstrap_seed
+            ).model_dump()
         out["kind_gap_rates"] = rates
         out["kind_mean_rank_delta"] = deltas
         return out

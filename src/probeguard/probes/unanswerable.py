@@ -74,21 +74,42 @@ from __future__ import annotations
 
 import re
 import threading
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from probeguard.core.cases import Case, Expected
 from probeguard.core.hashing import sha256_hex
+from probeguard.core.records import CaseRecord
 from probeguard.detectors.fabrication import VERSION as DETECTOR_VERSION
 from probeguard.detectors.fabrication import CorpusIndex, find_quotation, is_refusal
-from probeguard.core.records import CaseRecord
-from probeguard.probes.base import (JudgeContext, Probe, ProbeContext, ProbeVerdict,
-                                    count_setting, probe)
+from probeguard.nlp.text import words
+from probeguard.probes.base import (
+    JudgeContext,
+    Probe,
+    ProbeContext,
+    ProbeVerdict,
+    count_setting,
+    probe,
+)
 from probeguard.stats import wilson
 
-__all__ = ["CATEGORIES", "CITIES", "COUNTRIES", "FAR_MISS_QUESTIONS", "GROUPS", "KINDS",
-           "NAMES", "OUTCOMES", "PLACES", "PRODUCTS", "Swap", "Unanswerable",
-           "far_miss_questions", "near_miss_swap"]
+__all__ = [
+    "CATEGORIES",
+    "CITIES",
+    "COUNTRIES",
+    "FAR_MISS_QUESTIONS",
+    "GROUPS",
+    "KINDS",
+    "NAMES",
+    "OUTCOMES",
+    "PLACES",
+    "PRODUCTS",
+    "Swap",
+    "Unanswerable",
+    "far_miss_questions",
+    "near_miss_swap",
+]
 
 KINDS = ("near_miss", "far_miss", "golden")
 OUTCOMES = ("refused", "fabricated", "unscored")
@@ -96,46 +117,161 @@ FABRICATIONS = ("quotation", "invention")
 ROLE = "ask"
 
 COUNTRIES = (
-    "Argentina", "Australia", "Austria", "Belgium", "Brazil", "Canada", "Chile", "China",
-    "Colombia", "Denmark", "Egypt", "Finland", "France", "Germany", "Greece", "Iceland",
-    "India", "Indonesia", "Ireland", "Israel", "Italy", "Japan", "Kenya", "Malaysia",
-    "Mexico", "Morocco", "New Zealand", "Nigeria", "Norway", "Peru", "Poland", "Portugal",
-    "Singapore", "South Africa", "South Korea", "Spain", "Sweden", "Switzerland",
-    "Thailand", "Turkey", "Vietnam", "the Netherlands", "the United Kingdom",
+    "Argentina",
+    "Australia",
+    "Austria",
+    "Belgium",
+    "Brazil",
+    "Canada",
+    "Chile",
+    "China",
+    "Colombia",
+    "Denmark",
+    "Egypt",
+    "Finland",
+    "France",
+    "Germany",
+    "Greece",
+    "Iceland",
+    "India",
+    "Indonesia",
+    "Ireland",
+    "Israel",
+    "Italy",
+    "Japan",
+    "Kenya",
+    "Malaysia",
+    "Mexico",
+    "Morocco",
+    "New Zealand",
+    "Nigeria",
+    "Norway",
+    "Peru",
+    "Poland",
+    "Portugal",
+    "Singapore",
+    "South Africa",
+    "South Korea",
+    "Spain",
+    "Sweden",
+    "Switzerland",
+    "Thailand",
+    "Turkey",
+    "Vietnam",
+    "the Netherlands",
+    "the United Kingdom",
     "the United States",
 )
 CITIES = (
-    "Auckland", "Berlin", "Boston", "Cairo", "Chicago", "Dublin", "Lisbon", "London",
-    "Madrid", "Montreal", "Mumbai", "Nairobi", "Oslo", "Paris", "Prague", "Rome", "Seattle",
-    "Sydney", "Tokyo", "Toronto", "Vancouver", "Vienna",
+    "Auckland",
+    "Berlin",
+    "Boston",
+    "Cairo",
+    "Chicago",
+    "Dublin",
+    "Lisbon",
+    "London",
+    "Madrid",
+    "Montreal",
+    "Mumbai",
+    "Nairobi",
+    "Oslo",
+    "Paris",
+    "Prague",
+    "Rome",
+    "Seattle",
+    "Sydney",
+    "Tokyo",
+    "Toronto",
+    "Vancouver",
+    "Vienna",
 )
 PLACES = COUNTRIES + CITIES
 """Countries and cities recognised in a question; a country is replaced by a country, a
 city by a city."""
 
 NAMES = (
-    "Albescu", "Ashford", "Carrick", "Dunmore", "Ellery", "Halloway", "Hartley", "Kingsley",
-    "Lindqvist", "Marchetti", "Okafor", "Penrose", "Prescott", "Quillon", "Ravenscroft",
-    "Sorensen", "Tanaka", "Thornbury", "Whitlock", "Moreau",
+    "Albescu",
+    "Ashford",
+    "Carrick",
+    "Dunmore",
+    "Ellery",
+    "Halloway",
+    "Hartley",
+    "Kingsley",
+    "Lindqvist",
+    "Marchetti",
+    "Okafor",
+    "Penrose",
+    "Prescott",
+    "Quillon",
+    "Ravenscroft",
+    "Sorensen",
+    "Tanaka",
+    "Thornbury",
+    "Whitlock",
+    "Moreau",
 )
 """Surname-like replacement names (read as a person, a product, a firm or a town)."""
 
 PRODUCTS = (
-    "tent", "backpack", "jacket", "boot", "headlamp", "stove", "kayak", "canoe", "bicycle",
-    "helmet", "laptop", "camera", "printer", "sofa", "mattress", "surfboard", "snowboard",
-    "drone", "tablet", "blender", "guitar", "piano", "hammock", "telescope", "treadmill",
+    "tent",
+    "backpack",
+    "jacket",
+    "boot",
+    "headlamp",
+    "stove",
+    "kayak",
+    "canoe",
+    "bicycle",
+    "helmet",
+    "laptop",
+    "camera",
+    "printer",
+    "sofa",
+    "mattress",
+    "surfboard",
+    "snowboard",
+    "drone",
+    "tablet",
+    "blender",
+    "guitar",
+    "piano",
+    "hammock",
+    "telescope",
+    "treadmill",
     "wetsuit",
 )
 CATEGORIES = (
-    "electronics", "furniture", "jewellery", "cosmetics", "groceries", "toys", "perfume",
-    "software", "textbooks", "medicines",
+    "electronics",
+    "furniture",
+    "jewellery",
+    "cosmetics",
+    "groceries",
+    "toys",
+    "perfume",
+    "software",
+    "textbooks",
+    "medicines",
 )
 """Product words (singular or plural, plural kept) and product categories (replaced by
 a category), recognised in a question and drawn as replacements."""
 
 GROUPS = (
-    "employees", "staff", "customers", "members", "students", "contractors", "interns",
-    "franchisees", "retirees", "pilots", "nurses", "teachers", "apprentices", "veterans",
+    "employees",
+    "staff",
+    "customers",
+    "members",
+    "students",
+    "contractors",
+    "interns",
+    "franchisees",
+    "retirees",
+    "pilots",
+    "nurses",
+    "teachers",
+    "apprentices",
+    "veterans",
 )
 """Groups of people recognised in a question and drawn as replacements."""
 
@@ -171,12 +307,16 @@ FAR_MISS_QUESTIONS = (
 )
 """Off-topic questions for ``far_miss`` (kept only when they barely overlap the corpus)."""
 
-_GENERIC = frozenset("""policy policies plan plans society group company glassworks river
+_GENERIC = frozenset(
+    """policy policies plan plans society group company glassworks river
 university bureau team inc ltd department club museum fair bridge row city town street road
-mount hall terms faq""".split())
-_CALENDAR = frozenset("""monday tuesday wednesday thursday friday saturday sunday mondays
+mount hall terms faq""".split()
+)
+_CALENDAR = frozenset(
+    """monday tuesday wednesday thursday friday saturday sunday mondays
 tuesdays wednesdays thursdays fridays saturdays sundays january february march april may june
-july august september october november december""".split())
+july august september october november december""".split()
+)
 _CAP_RUN = re.compile(r"[A-Z][\w'’-]*(?:\s+(?:&\s+)?[A-Z][\w'’-]*)*")
 _YEAR = re.compile(r"(?<![\w.,])(1[6-9]\d\d|20\d\d)(?![\w.,]\d)")
 _YEAR_SPAN = 40
@@ -194,7 +334,7 @@ class Swap:
     term: str
 
     def apply(self, question: str) -> str:
-        return question[:self.start] + self.term + question[self.end:]
+        return question[: self.start] + self.term + question[self.end :]
 
 
 def _word_spans(question: str, term: str) -> list[tuple[int, int]]:
@@ -211,17 +351,20 @@ def _places(question: str) -> list[tuple[int, int, str]]:
 
 
 def _names(question: str) -> list[tuple[int, int, str]]:
-    from probeguard.nlp.text import words
-
     places = {w for p in PLACES for w in words(p)}
     found = []
     for run in _CAP_RUN.finditer(question):
-        tokens = [(m.start() + run.start(), m.end() + run.start(), m.group(0))
-                  for m in re.finditer(r"[A-Z][\w'’-]*", run.group(0))]
+        tokens = [
+            (m.start() + run.start(), m.end() + run.start(), m.group(0))
+            for m in re.finditer(r"[A-Z][\w'’-]*", run.group(0))
+        ]
         if run.start() == 0:
-            tokens = tokens[1:]          # the question's first word is capitalised anyway
-        tokens = [t for t in tokens if t[2].lower() not in _CALENDAR | places
-                  and t[2] != "I" and not t[2].isupper()]
+            tokens = tokens[1:]  # the question's first word is capitalised anyway
+        tokens = [
+            t
+            for t in tokens
+            if t[2].lower() not in _CALENDAR | places and t[2] != "I" and not t[2].isupper()
+        ]
         specific = [t for t in tokens if t[2].lower() not in _GENERIC]
         if specific:
             found.append(specific[-1])
@@ -255,16 +398,23 @@ def near_miss_swap(ctx: ProbeContext, question: Case, index: CorpusIndex) -> Swa
     text = question.question
 
     def draw(options: Sequence[str], original: str) -> str | None:
-        pool = [o for o in options if o.lower() != original.lower() and index.absent(o)
-                and not _word_spans(text.lower(), o.lower())]
+        pool = [
+            o
+            for o in options
+            if o.lower() != original.lower()
+            and index.absent(o)
+            and not _word_spans(text.lower(), o.lower())
+        ]
         return pool[int(rng.integers(0, len(pool)))] if pool else None
 
     for start, end, original in _places(text):
-        term = draw(COUNTRIES if original in COUNTRIES or "the " + original in COUNTRIES
-                    else CITIES, original)
+        term = draw(
+            COUNTRIES if original in COUNTRIES or "the " + original in COUNTRIES else CITIES,
+            original,
+        )
         if term is not None:
-            if term.startswith("the ") and text[max(0, start - 4):start].lower() == "the ":
-                term = term[4:]            # "to the United Kingdom" keeps one article
+            if term.startswith("the ") and text[max(0, start - 4) : start].lower() == "the ":
+                term = term[4:]  # "to the United Kingdom" keeps one article
             return Swap("place", start, end, original, term)
     for start, end, original in reversed(_names(text)):
         term = draw(NAMES, original)
@@ -272,8 +422,11 @@ def near_miss_swap(ctx: ProbeContext, question: Case, index: CorpusIndex) -> Swa
             return Swap("name", start, end, original, term)
     for match in _YEAR.finditer(text):
         year = int(match.group(1))
-        years = [str(y) for y in range(year - _YEAR_SPAN, year + _YEAR_SPAN + 1)
-                 if y != year and 1500 <= y <= 2099]
+        years = [
+            str(y)
+            for y in range(year - _YEAR_SPAN, year + _YEAR_SPAN + 1)
+            if y != year and 1500 <= y <= 2099
+        ]
         term = draw(years, match.group(1))
         if term is not None:
             return Swap("year", match.start(1), match.end(1), match.group(1), term)
@@ -320,13 +473,21 @@ class Unanswerable(Probe):
     """Ask what the corpus cannot answer; a fabricated answer (quoted from a neighbouring
     document or invented) fails, a refusal passes (module docstring)."""
 
-    goal = ("The pipeline answers a question its corpus cannot answer (near-miss: a fact the "
-            "corpus lacks; far-miss: off-topic) instead of declining: it quotes a neighbouring "
-            "document or invents.")
+    goal = (
+        "The pipeline answers a question its corpus cannot answer (near-miss: a fact the "
+        "corpus lacks; far-miss: off-topic) instead of declining: it quotes a neighbouring "
+        "document or invents."
+    )
     overlap_weight = 0.0
 
-    def __init__(self, near_miss: int = 12, far_miss: int = 6, golden: bool = True,
-                 max_overlap: float = 0.25, quote_overlap: float = 0.8) -> None:
+    def __init__(
+        self,
+        near_miss: int = 12,
+        far_miss: int = 6,
+        golden: bool = True,
+        max_overlap: float = 0.25,
+        quote_overlap: float = 0.8,
+    ) -> None:
         if not 0.0 <= float(max_overlap) <= 1.0:
             raise ValueError(f"max_overlap must lie in [0, 1], got {max_overlap!r}")
         if not 0.0 < float(quote_overlap) <= 1.0:
@@ -340,9 +501,15 @@ class Unanswerable(Probe):
         self._lock = threading.Lock()
 
     def config(self) -> dict[str, Any]:
-        return {"name": self.name, "near_miss": self.near_miss, "far_miss": self.far_miss,
-                "golden": self.golden, "max_overlap": self.max_overlap,
-                "quote_overlap": self.quote_overlap, "detector_version": DETECTOR_VERSION}
+        return {
+            "name": self.name,
+            "near_miss": self.near_miss,
+            "far_miss": self.far_miss,
+            "golden": self.golden,
+            "max_overlap": self.max_overlap,
+            "quote_overlap": self.quote_overlap,
+            "detector_version": DETECTOR_VERSION,
+        }
 
     def index(self, ctx: ProbeContext) -> CorpusIndex:
         """The corpus index of ``ctx.documents`` (built once per document set)."""
@@ -358,22 +525,30 @@ class Unanswerable(Probe):
         asked: set[str] = set()
         groups: set[str] = set()
 
-        def add(group: str, question: str, kind: str, meta: dict[str, Any],
-                tags: Sequence[str] = ()) -> None:
+        def add(
+            group: str, question: str, kind: str, meta: dict[str, Any], tags: Sequence[str] = ()
+        ) -> None:
             base, n = group, 1
             while group in groups:
                 n += 1
                 group = f"{base}~{n}"
             groups.add(group)
             asked.add(question.strip().lower())
-            cases.append(self.case(group, ROLE, question, expected=Expected(mode="abstain"),
-                                   tags=tuple(tags), meta={"kind": kind, **meta}))
+            cases.append(
+                self.case(
+                    group,
+                    ROLE,
+                    question,
+                    expected=Expected(mode="abstain"),
+                    tags=tuple(tags),
+                    meta={"kind": kind, **meta},
+                )
+            )
 
         if self.golden:
             for q in ctx.questions:
                 if q.expected.mode == "abstain":
-                    add(f"golden:{q.id}", q.question, "golden", {"question_id": q.id},
-                        q.tags)
+                    add(f"golden:{q.id}", q.question, "golden", {"question_id": q.id}, q.tags)
         swaps = []
         if self.near_miss:
             for q in ctx.questions:
@@ -382,53 +557,78 @@ class Unanswerable(Probe):
                 swap = near_miss_swap(ctx, q, index)
                 if swap is not None:
                     swaps.append((q, swap))
-        for q, swap in _pick(swaps, [q.id + "\n" + q.question for q, _ in swaps],
-                             self.near_miss):
+        for q, swap in _pick(swaps, [q.id + "\n" + q.question for q, _ in swaps], self.near_miss):
             question = swap.apply(q.question)
             if question.strip().lower() in asked:
                 continue
-            add(f"near:{q.id}", question, "near_miss", {
-                "question_id": q.id, "source_question": q.question, "swap": swap.kind,
-                "replaced": swap.original, "term": swap.term,
-                "absence_check": {"term": swap.term, "absent": index.absent(swap.term),
-                                  "rule": "no document holds the term (case-insensitive, "
-                                          "word boundaries) and some word's stem is new"}},
-                q.tags)
+            add(
+                f"near:{q.id}",
+                question,
+                "near_miss",
+                {
+                    "question_id": q.id,
+                    "source_question": q.question,
+                    "swap": swap.kind,
+                    "replaced": swap.original,
+                    "term": swap.term,
+                    "absence_check": {
+                        "term": swap.term,
+                        "absent": index.absent(swap.term),
+                        "rule": "no document holds the term (case-insensitive, "
+                        "word boundaries) and some word's stem is new",
+                    },
+                },
+                q.tags,
+            )
         far = far_miss_questions(index, self.max_overlap) if self.far_miss else []
         for i, question, overlap in _pick(far, [q for _, q, _ in far], self.far_miss):
             if question.strip().lower() in asked:
                 continue
-            add(f"far:{i:02d}", question, "far_miss",
-                {"corpus_overlap": round(overlap, 6), "max_overlap": self.max_overlap})
+            add(
+                f"far:{i:02d}",
+                question,
+                "far_miss",
+                {"corpus_overlap": round(overlap, 6), "max_overlap": self.max_overlap},
+            )
         return cases
 
     # -- judging ------------------------------------------------------------------------
-    def judge(self, group: str, records: Mapping[str, CaseRecord],
-              ctx: JudgeContext) -> ProbeVerdict:
+    def judge(
+        self, group: str, records: Mapping[str, CaseRecord], ctx: JudgeContext
+    ) -> ProbeVerdict:
         record = records.get(ROLE)
         if record is None:
-            return ProbeVerdict(failed=None, evidence={"outcome": "unscored",
-                                                       "unscored": "record missing"})
+            return ProbeVerdict(
+                failed=None, evidence={"outcome": "unscored", "unscored": "record missing"}
+            )
         meta = record.case.meta
-        evidence: dict[str, Any] = {"kind": meta.get("kind"),
-                                    "question_id": meta.get("question_id"),
-                                    "term": meta.get("term")}
+        evidence: dict[str, Any] = {
+            "kind": meta.get("kind"),
+            "question_id": meta.get("question_id"),
+            "term": meta.get("term"),
+        }
         out = record.output
         if out is None:
             why = f"call errored: {record.error.type}" if record.error else "no output"
-            return ProbeVerdict(failed=None, evidence={**evidence, "outcome": "unscored",
-                                                       "unscored": why})
-        evidence["retrieved_doc_ids"] = list(dict.fromkeys(
-            r.doc_id for r in sorted(out.retrieved, key=lambda r: r.rank)))
+            return ProbeVerdict(
+                failed=None, evidence={**evidence, "outcome": "unscored", "unscored": why}
+            )
+        evidence["retrieved_doc_ids"] = list(
+            dict.fromkeys(r.doc_id for r in sorted(out.retrieved, key=lambda r: r.rank))
+        )
         if is_refusal(out):
             return ProbeVerdict(failed=False, evidence={**evidence, "outcome": "refused"})
-        quote = find_quotation(out.answer, out.retrieved, self.index(ctx.probe),
-                               min_overlap=self.quote_overlap)
-        evidence.update(outcome="fabricated",
-                        fabrication="quotation" if quote.quoted else "invention",
-                        quoted_doc_ids=list(quote.doc_ids), verbatim=quote.verbatim,
-                        unquoted=list(quote.unquoted),
-                        negates=bool(_NEGATION.search(out.answer)))
+        quote = find_quotation(
+            out.answer, out.retrieved, self.index(ctx.probe), min_overlap=self.quote_overlap
+        )
+        evidence.update(
+            outcome="fabricated",
+            fabrication="quotation" if quote.quoted else "invention",
+            quoted_doc_ids=list(quote.doc_ids),
+            verbatim=quote.verbatim,
+            unquoted=list(quote.unquoted),
+            negates=bool(_NEGATION.search(out.answer)),
+        )
         return ProbeVerdict(failed=True, evidence=evidence)
 
     # -- summary ------------------------------------------------------------------------
@@ -436,10 +636,13 @@ class Unanswerable(Probe):
         summary = super().summarize(verdicts)
         judged = [v.evidence for v in verdicts if v.failed is not None]
         summary.update(_rates(judged))
-        summary["per_kind"] = {kind: {**_rates([e for e in judged if e.get("kind") == kind]),
-                                      "groups": sum(1 for v in verdicts
-                                                    if v.evidence.get("kind") == kind)}
-                               for kind in KINDS}
+        summary["per_kind"] = {
+            kind: {
+                **_rates([e for e in judged if e.get("kind") == kind]),
+                "groups": sum(1 for v in verdicts if v.evidence.get("kind") == kind),
+            }
+            for kind in KINDS
+        }
         return summary
 
 
@@ -448,11 +651,13 @@ def _rates(judged: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     quoted = sum(1 for e in fabricated if e.get("fabrication") == "quotation")
     return {
         "fabrication_rate": wilson(len(fabricated), len(judged)).model_dump(),
-        "refusal_rate": wilson(sum(1 for e in judged if e.get("outcome") == "refused"),
-                               len(judged)).model_dump(),
+        "refusal_rate": wilson(
+            sum(1 for e in judged if e.get("outcome") == "refused"), len(judged)
+        ).model_dump(),
         "quotation_rate": wilson(quoted, len(judged)).model_dump(),
         "invention_rate": wilson(len(fabricated) - quoted, len(judged)).model_dump(),
         "quotation_share": wilson(quoted, len(fabricated)).model_dump(),
-        "negating_share": wilson(sum(1 for e in fabricated if e.get("negates")),
-                                 len(fabricated)).model_dump(),
+        "negating_share": wilson(
+            sum(1 for e in fabricated if e.get("negates")), len(fabricated)
+        ).model_dump(),
     }

@@ -6,8 +6,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from probeguard.reports.escape import md_inline
-from probeguard.reports.markdown import format_estimate
+from probeguard.reports.escape import format_estimate, md_inline
 
 
 def _cell(value: Any) -> str:
@@ -30,38 +29,58 @@ def render_comparison(comparison: dict[str, Any]) -> str:
     header = "| metric | " + " | ".join(md_inline(b) for b in backends) + " |"
     rule = "|---" * (len(backends) + 1) + "|"
     gate = comparison.get("min_score")
-    lines = ["# ProbeGuard backend comparison", "",
-             f"Same corpus (fingerprint `{str(comparison.get('corpus_fingerprint') or 'n/a')[:12]}`), "
-             f"questions, probes and seed ({comparison.get('seed')}); only the retriever differs. "
-             f"Gate: {'none' if gate is None else f'min_score {gate}'}. "
-             "Rates are Wilson 95% intervals; each backend's full report is in its folder.",
-             "", "## Headline rates", "", header, rule]
+    lines = [
+        "# ProbeGuard backend comparison",
+        "",
+        f"Same corpus (fingerprint `{str(comparison.get('corpus_fingerprint') or 'n/a')[:12]}`), "
+        f"questions, probes and seed ({comparison.get('seed')}); only the retriever differs. "
+        f"Gate: {'none' if gate is None else f'min_score {gate}'}. "
+        "Rates are Wilson 95% intervals; each backend's full report is in its folder.",
+        "",
+        "## Headline rates",
+        "",
+        header,
+        rule,
+    ]
     for row in comparison["rows"]:
         cells = " | ".join(_cell(row["values"].get(b)) for b in backends)
         lines.append(f"| {md_inline(row['label'])} | {cells} |")
-    lines += ["", "## The min_score gate", "",
-              "Top retrieved score (min / median / max) of answerable golden questions against "
-              "unanswerable ones; AUROC of that score (0.5: it says nothing about "
-              "answerability); `saturated` when the spread (q95 − q05)/|q95| of the top scores is "
-              "small, so any threshold refuses almost all or almost none; the best gate "
-              "maximises abstention − false refusal (Youden's J).", "",
-              "| backend | answerable top score | unanswerable top score | AUROC | spread | "
-              "saturated | configured gate: false refusal / abstention | best gate: "
-              "min_score, false refusal / abstention |",
-              "|---|---|---|---|---|---|---|---|"]
+    lines += [
+        "",
+        "## The min_score gate",
+        "",
+        "Top retrieved score (min / median / max) of answerable golden questions against "
+        "unanswerable ones; AUROC of that score (0.5: it says nothing about "
+        "answerability); `saturated` when the spread (q95 − q05)/|q95| of the top scores is "
+        "small, so any threshold refuses almost all or almost none; the best gate "
+        "maximises abstention − false refusal (Youden's J).",
+        "",
+        "| backend | answerable top score | unanswerable top score | AUROC | spread | "
+        "saturated | configured gate: false refusal / abstention | best gate: "
+        "min_score, false refusal / abstention |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
     for b in backends:
         g = comparison["gate"][b]
         configured = g.get("configured_gate")
         best = g.get("best_gate")
-        conf = ("–" if configured is None else
-                f"{format_estimate(configured['false_refusal'])} / "
-                f"{format_estimate(configured['abstention'])}")
-        best_s = ("–" if best is None else
-                  f"{best['min_score']:.4g}: {format_estimate(best['false_refusal'])} / "
-                  f"{format_estimate(best['abstention'])}")
-        lines.append(f"| {md_inline(b)} | {_scores(g['answerable_top_score'])} | "
-                     f"{_scores(g['unanswerable_top_score'])} | {_cell(g['auroc'])} | "
-                     f"{_cell(g['spread'])} | {'yes' if g['saturated'] else 'no'} | {conf} | "
-                     f"{best_s} |")
+        conf = (
+            "–"
+            if configured is None
+            else f"{format_estimate(configured['false_refusal'])} / "
+            f"{format_estimate(configured['abstention'])}"
+        )
+        best_s = (
+            "–"
+            if best is None
+            else f"{best['min_score']:.4g}: {format_estimate(best['false_refusal'])} / "
+            f"{format_estimate(best['abstention'])}"
+        )
+        lines.append(
+            f"| {md_inline(b)} | {_scores(g['answerable_top_score'])} | "
+            f"{_scores(g['unanswerable_top_score'])} | {_cell(g['auroc'])} | "
+            f"{_cell(g['spread'])} | {'yes' if g['saturated'] else 'no'} | {conf} | "
+            f"{best_s} |"
+        )
     lines.append("")
     return "\n".join(lines)

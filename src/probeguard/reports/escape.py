@@ -6,7 +6,11 @@ images that fetch URLs, or raw HTML that a renderer executes.
 
 from __future__ import annotations
 
+import math
 import re
+from typing import Any
+
+from probeguard.core.estimate import Estimate
 
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()<>#+!|~])")
 
@@ -19,3 +23,15 @@ def md_inline(text: str, max_len: int | None = 160) -> str:
     if max_len is not None and len(flat) > max_len:
         flat = flat[: max_len - 1].rstrip() + "…"
     return _MD_SPECIAL.sub(r"\\\1", flat)
+
+
+def format_estimate(value: Any) -> str:
+    """An Estimate (or its JSON) as `0.412 [0.301, 0.531] (n=40)`; other values escaped."""
+    if isinstance(value, dict) and {"value", "low", "high", "n"} <= set(value):
+        if value["value"] is None:  # NaN read back from run.json (written as null)
+            return f"n/a (n={value['n']})"
+        est = Estimate.model_validate(value)
+        return est.format(3)
+    if isinstance(value, float) and math.isnan(value):
+        return "n/a"
+    return md_inline(str(value))

@@ -14,7 +14,8 @@ ids of new false refusals and new failures.
 from __future__ import annotations
 
 import json
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from probeguard.reports.escape import md_inline
 
@@ -38,8 +39,10 @@ def _arrow(pair: Mapping[str, Any] | None, n: bool = True) -> str:
 
 
 def _patch_text(patch: Mapping[str, Any]) -> str:
-    text = "; ".join(f"{k.removeprefix('pipeline.reference.')}: {json.dumps(v, sort_keys=True)}"
-                     for k, v in sorted(patch.items()))
+    text = "; ".join(
+        f"{k.removeprefix('pipeline.reference.')}: {json.dumps(v, sort_keys=True)}"
+        for k, v in sorted(patch.items())
+    )
     return md_inline(text, max_len=200)
 
 
@@ -47,8 +50,7 @@ def _probe_rate(fix: Mapping[str, Any]) -> str:
     """Failure rate of the targeted probes (benign_control and golden aside)."""
     parts = []
     for name, row in (fix.get("probes") or {}).items():
-        if name == "benign_control" and not any(
-                t["probe"] == name for t in fix.get("targets", [])):
+        if name == "benign_control" and not any(t["probe"] == name for t in fix.get("targets", [])):
             continue
         parts.append(f"{md_inline(name)} {_arrow(row['failure_rate'], n=False)}")
     return "<br>".join(parts) or "–"
@@ -56,26 +58,34 @@ def _probe_rate(fix: Mapping[str, Any]) -> str:
 
 def fix_table(fixes: Sequence[Mapping[str, Any]]) -> list[str]:
     """The summary table's lines."""
-    lines = ["| fix | change (pipeline.reference.…) | targeted failure rate before → after | "
-             "probe failure rate (all groups) | false refusal on benign controls (new) | "
-             "golden answer contains | verdict |",
-             "|---|---|---|---|---|---|---|"]
+    lines = [
+        "| fix | change (pipeline.reference.…) | targeted failure rate before → after | "
+        "probe failure rate (all groups) | false refusal on benign controls (new) | "
+        "golden answer contains | verdict |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for f in fixes:
         if "targeted" in f:
             t = f["targeted"]
-            targeted = (f"{short_estimate(t['before'])} → {short_estimate(t['after'])} "
-                        f"({t['repaired']}/{t['n']} repaired)")
+            targeted = (
+                f"{short_estimate(t['before'])} → {short_estimate(t['after'])} "
+                f"({t['repaired']}/{t['n']} repaired)"
+            )
             b = f["benign"]
-            benign = (f"{_arrow(b['false_refusal'], n=False)} (n={b['n']}; "
-                      f"{len(b['new_false_refusals'])} new)")
+            benign = (
+                f"{_arrow(b['false_refusal'], n=False)} (n={b['n']}; "
+                f"{len(b['new_false_refusals'])} new)"
+            )
             golden = _arrow(f["golden"]["answer_contains"], n=False)
             probes = _probe_rate(f)
         else:
             targeted = f"{len(f.get('targets', []))} targeted; not run"
             benign = golden = probes = "–"
-        lines.append(f"| {md_inline(f['id'])} {md_inline(f['title'])} | "
-                     f"{_patch_text(f['config_patch'])} | {targeted} | {probes} | {benign} | "
-                     f"{golden} | **{md_inline(f['verdict'])}** |")
+        lines.append(
+            f"| {md_inline(f['id'])} {md_inline(f['title'])} | "
+            f"{_patch_text(f['config_patch'])} | {targeted} | {probes} | {benign} | "
+            f"{golden} | **{md_inline(f['verdict'])}** |"
+        )
     return lines
 
 
@@ -90,39 +100,56 @@ def _tally(tally: Mapping[str, int] | None) -> str:
 
 
 def _section(f: Mapping[str, Any]) -> list[str]:
-    lines = [f"## {md_inline(f['id'])}: {md_inline(f['title'])}", "",
-             f"- verdict: **{md_inline(f['verdict'])}** — {md_inline(f['reason'], max_len=400)}",
-             f"- causes: {md_inline(', '.join(f['causes']) or '–')}",
-             f"- patch: {_patch_text(f['config_patch'])}",
-             f"- other pipelines: {md_inline(f['other_pipelines'], max_len=400) or '–'}"]
+    lines = [
+        f"## {md_inline(f['id'])}: {md_inline(f['title'])}",
+        "",
+        f"- verdict: **{md_inline(f['verdict'])}** — {md_inline(f['reason'], max_len=400)}",
+        f"- causes: {md_inline(', '.join(f['causes']) or '–')}",
+        f"- patch: {_patch_text(f['config_patch'])}",
+        f"- other pipelines: {md_inline(f['other_pipelines'], max_len=400) or '–'}",
+    ]
     for c in f.get("conflicts", []):
-        lines.append(f"- conflict at {md_inline(c['path'])}: kept "
-                     f"{md_inline(json.dumps(c['kept'], sort_keys=True))}, dropped "
-                     f"{md_inline(json.dumps(c['dropped'], sort_keys=True))}")
+        lines.append(
+            f"- conflict at {md_inline(c['path'])}: kept "
+            f"{md_inline(json.dumps(c['kept'], sort_keys=True))}, dropped "
+            f"{md_inline(json.dumps(c['dropped'], sort_keys=True))}"
+        )
     if "targeted" not in f:
         return [*lines, ""]
     t = f["targeted"]
-    lines += [f"- targeted failures: {t['n']} — repaired {t['repaired']}, still failing "
-              f"{t['still_failing']}, unscored {t['unscored']}; failure rate "
-              f"{_arrow({'before': t['before'], 'after': t['after']})}", ""]
-    lines += ["| suite | targeted (repaired / n) | failure rate, all groups, before → after | "
-              "newly failing | repaired |", "|---|---|---|---|---|"]
+    lines += [
+        f"- targeted failures: {t['n']} — repaired {t['repaired']}, still failing "
+        f"{t['still_failing']}, unscored {t['unscored']}; failure rate "
+        f"{_arrow({'before': t['before'], 'after': t['after']})}",
+        "",
+    ]
+    lines += [
+        "| suite | targeted (repaired / n) | failure rate, all groups, before → after | "
+        "newly failing | repaired |",
+        "|---|---|---|---|---|",
+    ]
     per = t.get("per_probe", {})
     for name, row in f["probes"].items():
-        lines.append(f"| {md_inline(name)} | {_tally(per.get(name))} | "
-                     f"{_arrow(row['failure_rate'])} | {len(row['new_failures'])} | "
-                     f"{len(row['repaired'])} |")
+        lines.append(
+            f"| {md_inline(name)} | {_tally(per.get(name))} | "
+            f"{_arrow(row['failure_rate'])} | {len(row['new_failures'])} | "
+            f"{len(row['repaired'])} |"
+        )
     g = f["golden"]
-    lines.append(f"| golden (pass rate) | {_tally(per.get('golden'))} | "
-                 f"{_arrow(g['pass_rate'])} | – | – |")
+    lines.append(
+        f"| golden (pass rate) | {_tally(per.get('golden'))} | {_arrow(g['pass_rate'])} | – | – |"
+    )
     lines += ["", "| golden metric | before → after |", "|---|---|"]
     for key in ("answer_contains", "false_refusal", "abstention"):
         lines.append(f"| {md_inline(key)} | {_arrow(g[key])} |")
     b = f["benign"]
-    lines += ["", f"- benign controls ({md_inline(b['source'])}): false refusal "
-              f"{_arrow(b['false_refusal'])}; new false refusals "
-              f"{len(b['new_false_refusals'])} (tolerance {b['tolerance']}): "
-              f"{_ids(b['new_false_refusals'])}; resolved: {_ids(b['resolved'])}"]
+    lines += [
+        "",
+        f"- benign controls ({md_inline(b['source'])}): false refusal "
+        f"{_arrow(b['false_refusal'])}; new false refusals "
+        f"{len(b['new_false_refusals'])} (tolerance {b['tolerance']}): "
+        f"{_ids(b['new_false_refusals'])}; resolved: {_ids(b['resolved'])}",
+    ]
     for name, row in f["probes"].items():
         if row["new_failures"]:
             lines.append(f"- newly failing in {md_inline(name)}: {_ids(row['new_failures'])}")
@@ -133,24 +160,31 @@ def render_fix_markdown(data: Mapping[str, Any]) -> str:
     """``fix.md`` from ``fix.json``'s data (module docstring)."""
     fixes = data.get("fixes", [])
     rule = data.get("rule", {})
-    lines = ["# ProbeGuard fix verification", "",
-             f"Pipeline {md_inline(data['pipeline_name'])} "
-             f"(`{md_inline(data['pipeline_fingerprint'][:12])}`), seed {data['seed']}: "
-             f"{data['failures']} failures, {data['attributed']} attributed, "
-             f"{data['without_fix']} without a fix; {len(fixes)} fixes verified by re-running "
-             "the failures they target and the benign controls with the patch applied.", ""]
+    lines = [
+        "# ProbeGuard fix verification",
+        "",
+        f"Pipeline {md_inline(data['pipeline_name'])} "
+        f"(`{md_inline(data['pipeline_fingerprint'][:12])}`), seed {data['seed']}: "
+        f"{data['failures']} failures, {data['attributed']} attributed, "
+        f"{data['without_fix']} without a fix; {len(fixes)} fixes verified by re-running "
+        "the failures they target and the benign controls with the patch applied.",
+        "",
+    ]
     if not fixes:
-        lines += ["No fix to verify: the run has no attributed failure with a recommendation.",
-                  ""]
+        lines += ["No fix to verify: the run has no attributed failure with a recommendation.", ""]
         return "\n".join(lines)
     lines += fix_table(fixes)
-    lines += ["", "Rates are Wilson 95% intervals. The targeted failure rate is 1 before by "
-              "construction; after, it is over the targets re-judged. A fix is *verified* when "
-              "at least half its targeted failures are repaired (a significant drop), the "
-              "re-run suites fail less in total, and no more than "
-              f"{rule.get('tolerance', 0.05):.0%} of the benign controls newly refuse; it "
-              "*refuses everything* when more newly refuse and the false-refusal rate after "
-              f"reaches {rule.get('sharp', 0.5):.0%} (probeguard.engine.fixes.verdict).", ""]
+    lines += [
+        "",
+        "Rates are Wilson 95% intervals. The targeted failure rate is 1 before by "
+        "construction; after, it is over the targets re-judged. A fix is *verified* when "
+        "at least half its targeted failures are repaired (a significant drop), the "
+        "re-run suites fail less in total, and no more than "
+        f"{rule.get('tolerance', 0.05):.0%} of the benign controls newly refuse; it "
+        "*refuses everything* when more newly refuse and the false-refusal rate after "
+        f"reaches {rule.get('sharp', 0.5):.0%} (probeguard.engine.fixes.verdict).",
+        "",
+    ]
     verdicts = data.get("verdicts", {})
     lines += ["Verdicts: " + ", ".join(f"{md_inline(k)} {v}" for k, v in verdicts.items()), ""]
     for f in fixes:

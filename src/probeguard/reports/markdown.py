@@ -11,8 +11,8 @@ import math
 from typing import Any
 
 from probeguard.core.records import CaseRecord, RunLog
-from probeguard.reports.escape import md_inline
-from probeguard.stats import Estimate
+from probeguard.reports.escape import format_estimate, md_inline
+from probeguard.reports.eval_markdown import metrics_table, unsupported_claim_lines
 
 GOLDEN_ROWS = [
     ("retrieval_hit_at_k", "Retrieval hit@k (a gold document in the top-k)"),
@@ -23,18 +23,6 @@ GOLDEN_ROWS = [
     ("abstention", "Refused an unanswerable question (should be high)"),
     ("pass_rate", "Passed overall"),
 ]
-
-
-def format_estimate(value: Any) -> str:
-    """An Estimate (or its JSON) as `0.412 [0.301, 0.531] (n=40)`; other values escaped."""
-    if isinstance(value, dict) and {"value", "low", "high", "n"} <= set(value):
-        if value["value"] is None:  # NaN read back from run.json (written as null)
-            return f"n/a (n={value['n']})"
-        est = Estimate.model_validate(value)
-        return est.format(3)
-    if isinstance(value, float) and math.isnan(value):
-        return "n/a"
-    return md_inline(str(value))
 
 
 def _mark(flag: Any) -> str:
@@ -52,9 +40,11 @@ def _case_row(record: CaseRecord) -> str:
         status = "pass" if v.get("passed") else "FAIL"
         answer = md_inline(record.output.answer, 120)
     rank = v.get("evidence_rank")
-    return (f"| {md_inline(case.id, 40)} | {status} | {md_inline(case.question, 100)} | "
-            f"{'–' if rank is None else rank} | {_mark(v.get('contains'))} | "
-            f"{_mark(v.get('refused'))} | {answer} |")
+    return (
+        f"| {md_inline(case.id, 40)} | {status} | {md_inline(case.question, 100)} | "
+        f"{'–' if rank is None else rank} | {_mark(v.get('contains'))} | "
+        f"{_mark(v.get('refused'))} | {answer} |"
+    )
 
 
 def _probe_sections(run: RunLog) -> list[str]:
@@ -64,26 +54,47 @@ def _probe_sections(run: RunLog) -> list[str]:
     fcs = run.summary.get("fcs", {})
     standard = run.summary.get("standard_eval", {})
     fcs_value = fcs.get("value")
-    lines = ["", "## Failure coverage", "",
-             f"- **FCS: {'n/a' if fcs_value is None or math.isnan(fcs_value) else f'{fcs_value:.3f}'}** — "
-             f"{md_inline(fcs.get('interpretation', ''), None)}",
-             f"- Overall adversarial failure rate: {fcs.get('adversarial_failure_rate', float('nan')):.3f}",
-             f"- Standard-evaluation failure rate ({md_inline(str(standard.get('measure')))} < "
-             f"{standard.get('threshold')}): {format_estimate(standard.get('failure_rate'))}",
-             f"- Recommendation: {md_inline(fcs.get('recommendation', ''), None)}",
-             "", "## Probes", "",
-             "| probe | failure rate [95% CI] (n) | unscored | overlap weight | looks for |",
-             "|---|---|---|---|---|"]
+    lines = [
+        "",
+        "## Failure coverage",
+        "",
+        f"- **FCS: {'n/a' if fcs_value is None or math.isnan(fcs_value) else f'{fcs_value:.3f}'}** — "
+        f"{md_inline(fcs.get('interpretation', ''), None)}",
+        f"- Overall adversarial failure rate: {fcs.get('adversarial_failure_rate', float('nan')):.3f}",
+        f"- Standard-evaluation failure rate ({md_inline(str(standard.get('measure')))} < "
+        f"{standard.get('threshold')}): {format_estimate(standard.get('failure_rate'))}",
+        f"- Recommendation: {md_inline(fcs.get('recommendation', ''), None)}",
+        "",
+        "## Probes",
+        "",
+        "| probe | failure rate [95% CI] (n) | unscored | overlap weight | looks for |",
+        "|---|---|---|---|---|",
+    ]
     for name, s in probes.items():
         if "skipped" in s:
-            lines.append(f"| {md_inline(name)} | skipped | – | – | {md_inline(s['skipped'], None)} |")
+            lines.append(
+                f"| {md_inline(name)} | skipped | – | – | {md_inline(s['skipped'], None)} |"
+            )
             continue
-        lines.append(f"| {md_inline(name)} | {format_estimate(s['failure_rate'])} | {s['unscored']} | "
-                     f"{s['overlap_weight']:.2f} | {md_inline(s.get('goal', ''), 120)} |")
+        lines.append(
+            f"| {md_inline(name)} | {format_estimate(s['failure_rate'])} | {s['unscored']} | "
+            f"{s['overlap_weight']:.2f} | {md_inline(s.get('goal', ''), 120)} |"
+        )
     for name, s in probes.items():
-        extra = {k: v for k, v in s.items()
-                 if k not in {"failure_rate", "groups", "unscored", "goal", "overlap_weight",
-                              "settings", "skipped"}}
+        extra = {
+            k: v
+            for k, v in s.items()
+            if k
+            not in {
+                "failure_rate",
+                "groups",
+                "unscored",
+                "goal",
+                "overlap_weight",
+                "settings",
+                "skipped",
+            }
+        }
         failed = [g for g in run.groups if g.probe == name and g.failed]
         if not extra and not failed:
             continue
@@ -92,12 +103,19 @@ def _probe_sections(run: RunLog) -> list[str]:
             lines += _bullets(key, value)
         if failed:
             questions = {r.case.id: r.case.question for r in run.records}
-            lines += ["", f"{len(failed)} failed groups (first 20):", "",
-                      "| group | question | evidence |", "|---|---|---|"]
+            lines += [
+                "",
+                f"{len(failed)} failed groups (first 20):",
+                "",
+                "| group | question | evidence |",
+                "|---|---|---|",
+            ]
             for g in failed[:20]:
                 question = next((questions[c] for c in g.case_ids if c in questions), "")
-                lines.append(f"| {md_inline(g.group, 40)} | {md_inline(question, 90)} | "
-                             f"{_evidence(g.evidence)} |")
+                lines.append(
+                    f"| {md_inline(g.group, 40)} | {md_inline(question, 90)} | "
+                    f"{_evidence(g.evidence)} |"
+                )
     return lines
 
 
@@ -107,9 +125,15 @@ def _is_estimate(value: Any) -> bool:
 
 def _is_breakdown(value: Any) -> bool:
     """A mapping of rows (styles, kinds, types) each holding estimates: shown as a table."""
-    return (isinstance(value, dict) and bool(value) and not _is_estimate(value)
-            and all(isinstance(row, dict) and any(_is_estimate(v) for v in row.values())
-                    for row in value.values()))
+    return (
+        isinstance(value, dict)
+        and bool(value)
+        and not _is_estimate(value)
+        and all(
+            isinstance(row, dict) and any(_is_estimate(v) for v in row.values())
+            for row in value.values()
+        )
+    )
 
 
 def _breakdown_table(key: str, rows: dict[str, dict[str, Any]]) -> list[str]:
@@ -118,9 +142,12 @@ def _breakdown_table(key: str, rows: dict[str, dict[str, Any]]) -> list[str]:
     columns: list[str] = []
     for row in rows.values():
         columns += [c for c in row if c not in columns]
-    lines = [f"- {md_inline(key)}:", "",
-             "  | " + " | ".join([md_inline(key), *(md_inline(c) for c in columns)]) + " |",
-             "  |" + "---|" * (len(columns) + 1)]
+    lines = [
+        f"- {md_inline(key)}:",
+        "",
+        "  | " + " | ".join([md_inline(key), *(md_inline(c) for c in columns)]) + " |",
+        "  |" + "---|" * (len(columns) + 1),
+    ]
     for name, row in rows.items():
         cells = ["–" if c not in row else _value(row[c]) for c in columns]
         lines.append("  | " + " | ".join([md_inline(str(name), 40), *cells]) + " |")
@@ -143,8 +170,11 @@ def _bullets(key: str, value: Any, depth: int = 0) -> list[str]:
         out = [f"{pad}- {md_inline(key)}:"]
         for item in value:
             label = next((str(v) for v in item.values() if isinstance(v, str)), "")
-            fields = "; ".join(f"{md_inline(k)} {_value(v)}" for k, v in item.items()
-                               if _is_estimate(v) or isinstance(v, (int, float, bool)))
+            fields = "; ".join(
+                f"{md_inline(k)} {_value(v)}"
+                for k, v in item.items()
+                if _is_estimate(v) or isinstance(v, (int, float, bool))
+            )
             out.append(f"{pad}  - {md_inline(label, 60)}: {fields}")
         return out
     return [f"{pad}- {md_inline(key)}: {_value(value)}"]
@@ -171,22 +201,32 @@ def _evidence(evidence: dict[str, Any]) -> str:
 
 def _standard_section(standard: dict[str, Any], records: list[CaseRecord]) -> list[str]:
     """The standard metrics of the golden questions and their unsupported claims."""
-    from probeguard.reports.eval_markdown import metrics_table, unsupported_claim_lines
 
     judge = standard.get("judge", {})
-    lines = ["", "### Standard metrics", "",
-             f"{standard['records']} answerable golden cases scored (claim judge "
-             f"{md_inline(str(judge.get('claims', '?')), 60)}, relevance "
-             f"{md_inline(str(judge.get('relevance', '?')), 40)}). Means with percentile-"
-             "bootstrap 95% intervals; unscored cases (nothing to score) are left out, never "
-             "counted as 0.", ""]
+    lines = [
+        "",
+        "### Standard metrics",
+        "",
+        f"{standard['records']} answerable golden cases scored (claim judge "
+        f"{md_inline(str(judge.get('claims', '?')), 60)}, relevance "
+        f"{md_inline(str(judge.get('relevance', '?')), 40)}). Means with percentile-"
+        "bootstrap 95% intervals; unscored cases (nothing to score) are left out, never "
+        "counted as 0.",
+        "",
+    ]
     lines += metrics_table(standard["metrics"], standard["thresholds"]["checks"])
     claims = unsupported_claim_lines(
         (r.case.id, r.case.question, r.verdict["standard"].get("claims", []))
-        for r in records if r.verdict.get("standard"))
+        for r in records
+        if r.verdict.get("standard")
+    )
     lines += ["", "### Unsupported claims", ""]
-    lines += (["Answer claims the retrieved chunks do not support, with what the context "
-               "says.", ""] + claims if claims else ["Every judged answer claim is supported."])
+    lines += (
+        ["Answer claims the retrieved chunks do not support, with what the context says.", ""]
+        + claims
+        if claims
+        else ["Every judged answer claim is supported."]
+    )
     return lines
 
 
@@ -196,30 +236,50 @@ def _causes_section(run: RunLog) -> list[str]:
     if not summary:
         return []
     causes = summary.get("causes", {})
-    lines = ["", "## Causes", "",
-             f"{summary.get('attributed', 0)} of {summary.get('failures', 0)} failures attributed "
-             f"by counterfactual re-runs ({summary.get('skipped', 0)} over the cap of "
-             f"{summary.get('max_cases')}). Cause = the component whose single swap repairs "
-             "the failure (decision table in `probeguard.attribution.decide`).", "",
-             "| cause | failures |", "|---|---|"]
+    lines = [
+        "",
+        "## Causes",
+        "",
+        f"{summary.get('attributed', 0)} of {summary.get('failures', 0)} failures attributed "
+        f"by counterfactual re-runs ({summary.get('skipped', 0)} over the cap of "
+        f"{summary.get('max_cases')}). Cause = the component whose single swap repairs "
+        "the failure (decision table in `probeguard.attribution.decide`).",
+        "",
+        "| cause | failures |",
+        "|---|---|",
+    ]
     lines += [f"| {md_inline(c)} | {n} |" for c, n in causes.items()]
     fixes = summary.get("top_fixes", [])
     if fixes:
-        lines += ["", "### Top fixes", "", "| failures | cause | fix | reference config | "
-                  "other pipelines |", "|---|---|---|---|---|"]
+        lines += [
+            "",
+            "### Top fixes",
+            "",
+            "| failures | cause | fix | reference config | other pipelines |",
+            "|---|---|---|---|---|",
+        ]
         for f in fixes:
             patch = "; ".join(f"{k} = {v}" for k, v in f.get("config_patch", {}).items())
-            lines.append(f"| {f.get('cases')} | {md_inline(f.get('cause', ''))} | "
-                         f"{md_inline(f.get('title', ''), 80)} | {md_inline(patch, 160)} | "
-                         f"{md_inline(f.get('other_pipelines', ''), 160)} |")
+            lines.append(
+                f"| {f.get('cases')} | {md_inline(f.get('cause', ''))} | "
+                f"{md_inline(f.get('title', ''), 80)} | {md_inline(patch, 160)} | "
+                f"{md_inline(f.get('other_pipelines', ''), 160)} |"
+            )
     if run.attribution:
-        lines += ["", "### Attributed failures", "",
-                  "| probe | group | cause | also | repaired by | reason |", "|---|---|---|---|---|---|"]
+        lines += [
+            "",
+            "### Attributed failures",
+            "",
+            "| probe | group | cause | also | repaired by | reason |",
+            "|---|---|---|---|---|---|",
+        ]
         for a in run.attribution:
             repaired = ", ".join(s.swap for s in a.swaps if s.outcome == "repaired") or "–"
-            lines.append(f"| {md_inline(a.probe)} | {md_inline(a.group, 40)} | "
-                         f"{md_inline(a.cause)} | {md_inline(', '.join(a.also) or '–', 60)} | "
-                         f"{md_inline(repaired, 80)} | {md_inline(a.reason, 160)} |")
+            lines.append(
+                f"| {md_inline(a.probe)} | {md_inline(a.group, 40)} | "
+                f"{md_inline(a.cause)} | {md_inline(', '.join(a.also) or '–', 60)} | "
+                f"{md_inline(repaired, 80)} | {md_inline(a.reason, 160)} |"
+            )
     return lines
 
 
@@ -236,26 +296,49 @@ def render_markdown(run: RunLog) -> str:
     ]
     if cfg.get("type") == "reference":
         ref = cfg.get("reference", {})
-        parts = ", ".join(f"{k}: {md_inline(str(ref.get(k)), 80)}"
-                          for k in ("chunker", "embedder", "retriever", "top_k", "reranker",
-                                    "generator", "prompt"))
+        parts = ", ".join(
+            f"{k}: {md_inline(str(ref.get(k)), 80)}"
+            for k in (
+                "chunker",
+                "embedder",
+                "retriever",
+                "top_k",
+                "reranker",
+                "generator",
+                "prompt",
+            )
+        )
         lines.append(f"- Reference pipeline: {parts}")
     lines += _probe_sections(run)
     lines += _causes_section(run)
     golden = run.summary.get("golden")
     if golden:
-        lines += ["", "## Golden questions", "",
-                  f"{golden['cases']} cases, {golden['errors']} errors. "
-                  "Rates with Wilson 95% intervals; MRR with a bootstrap interval.", "",
-                  "| metric | value [95% CI] (n) |", "|---|---|"]
-        lines += [f"| {label} | {format_estimate(golden[key])} |" for key, label in GOLDEN_ROWS
-                  if key in golden]
+        lines += [
+            "",
+            "## Golden questions",
+            "",
+            f"{golden['cases']} cases, {golden['errors']} errors. "
+            "Rates with Wilson 95% intervals; MRR with a bootstrap interval.",
+            "",
+            "| metric | value [95% CI] (n) |",
+            "|---|---|",
+        ]
+        lines += [
+            f"| {label} | {format_estimate(golden[key])} |"
+            for key, label in GOLDEN_ROWS
+            if key in golden
+        ]
         golden_records = [r for r in run.records if r.case.probe == "golden"]
         failed = [r for r in golden_records if not r.verdict.get("passed")]
-        lines += ["", "### Cases", "",
-                  f"{len(failed)} of {len(golden_records)} cases failed or errored.", "",
-                  "| case | result | question | gold rank | contains | refused | answer |",
-                  "|---|---|---|---|---|---|---|"]
+        lines += [
+            "",
+            "### Cases",
+            "",
+            f"{len(failed)} of {len(golden_records)} cases failed or errored.",
+            "",
+            "| case | result | question | gold rank | contains | refused | answer |",
+            "|---|---|---|---|---|---|---|",
+        ]
         lines += [_case_row(r) for r in golden_records]
         if golden.get("standard"):
             lines += _standard_section(golden["standard"], golden_records)

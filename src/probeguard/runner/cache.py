@@ -22,8 +22,8 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from probeguard.core.io import atomic_write_text
-from probeguard.log.writer import dump_json_line
 from probeguard.core.pipeline import PipelineOutput
+from probeguard.log.writer import dump_json_line
 
 __all__ = ["ResponseCache"]
 
@@ -53,14 +53,16 @@ class ResponseCache:
         except FileNotFoundError:
             return None
         except OSError as exc:
-            logger.warning("response cache: cannot read %s (%s); treating it as a miss", path,
-                           exc)
+            logger.warning("response cache: cannot read %s (%s); treating it as a miss", path, exc)
             return None
         try:
             return PipelineOutput.model_validate_json(data)
         except (ValidationError, ValueError) as exc:
-            logger.warning("response cache: corrupt entry %s (%s); treating it as a miss",
-                           path, str(exc).splitlines()[0][:200])
+            logger.warning(
+                "response cache: corrupt entry %s (%s); treating it as a miss",
+                path,
+                str(exc).splitlines()[0][:200],
+            )
             return None
 
     def put(self, key: str, output: PipelineOutput) -> None:

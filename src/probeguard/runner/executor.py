@@ -43,17 +43,18 @@ import inspect
 import logging
 import time
 from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from probeguard.core.cases import Case
 from probeguard.core.errors import UnsupportedCapabilityError
+from probeguard.core.pipeline import Pipeline, PipelineOutput, Variation, check_capabilities
 from probeguard.core.records import CaseError, CaseRecord, RunStats
 from probeguard.log.writer import RunLogWriter
-from probeguard.core.pipeline import Pipeline, PipelineOutput, Variation, check_capabilities
 from probeguard.runner.cache import ResponseCache
 from probeguard.runner.retry import RetryPolicy, is_transient
 
@@ -98,7 +99,7 @@ def case_error(exc: BaseException) -> CaseError:
     """A ``CaseError`` for ``exc``: class name, message only (truncated), transient flag."""
     try:
         text = str(exc)
-    except Exception:  # noqa: BLE001 - an exception whose __str__ fails is still data
+    except Exception:
         text = f"<unprintable {type(exc).__name__}>"
     message = " ".join(text.split()) or type(exc).__name__
     if len(message) > MESSAGE_LIMIT:
@@ -115,7 +116,8 @@ class _Run:
     semaphore: asyncio.Semaphore
     executor: ThreadPoolExecutor | None
     memo: dict[str, asyncio.Future[tuple[PipelineOutput | None, CaseError | None]]] = field(
-        default_factory=dict)
+        default_factory=dict
+    )
     done: int = 0
     stats: RunStats = field(default_factory=RunStats)
     """Counters (calls, cache hits, resumed, retries, errors), completed after the run."""
@@ -124,17 +126,25 @@ class _Run:
 class Runner:
     """Runs cases against a pipeline: concurrency, timeouts, retries, cache, resume, log."""
 
-    def __init__(self, pipeline: Pipeline, config: RunnerConfig | None = None, *,
-                 cache: ResponseCache | None = None, log: RunLogWriter | None = None,
-                 resume_from: Mapping[str, CaseRecord] | None = None,
-                 progress: Callable[[int, int], None] | None = None) -> None:
+    def __init__(
+        self,
+        pipeline: Pipeline,
+        config: RunnerConfig | None = None,
+        *,
+        cache: ResponseCache | None = None,
+        log: RunLogWriter | None = None,
+        resume_from: Mapping[str, CaseRecord] | None = None,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> None:
         for attr in ("fingerprint", "capabilities"):
             if not hasattr(pipeline, attr):
                 raise TypeError(f"{pipeline!r} is not a Pipeline: it has no '{attr}'")
         if not callable(getattr(pipeline, "aanswer", None)) and not callable(
-                getattr(pipeline, "answer", None)):
-            raise TypeError(f"{pipeline!r} is not a Pipeline: it has neither 'answer' nor "
-                            f"'aanswer'")
+            getattr(pipeline, "answer", None)
+        ):
+            raise TypeError(
+                f"{pipeline!r} is not a Pipeline: it has neither 'answer' nor 'aanswer'"
+            )
         self.pipeline = pipeline
         self.config = config or RunnerConfig()
         self.cache = cache
@@ -171,17 +181,28 @@ class Runner:
         fingerprint = self.pipeline.fingerprint()
         keys = [case.call_key(fingerprint) for case in cases]
         native = callable(getattr(self.pipeline, "aanswer", None))
-        executor = None if native else ThreadPoolExecutor(
-            max_workers=self.config.concurrency, thread_name_prefix="probeguard-runner")
-        state = _Run(total=len(cases), records=[None] * len(cases),
-                     semaphore=asyncio.Semaphore(self.config.concurrency), executor=executor)
+        executor = (
+            None
+            if native
+            else ThreadPoolExecutor(
+                max_workers=self.config.concurrency, thread_name_prefix="probeguard-runner"
+            )
+        )
+        state = _Run(
+            total=len(cases),
+            records=[None] * len(cases),
+            semaphore=asyncio.Semaphore(self.config.concurrency),
+            executor=executor,
+        )
         loop = asyncio.get_running_loop()
         try:
             pending = self._settle_without_calls(state, cases, keys, loop)
             shared = iter(pending)
             n_workers = min(len(pending), 2 * self.config.concurrency)
-            workers = [asyncio.create_task(self._worker(state, shared, cases, keys))
-                       for _ in range(n_workers)]
+            workers = [
+                asyncio.create_task(self._worker(state, shared, cases, keys))
+                for _ in range(n_workers)
+            ]
             try:
                 await asyncio.gather(*workers)
             finally:
@@ -193,14 +214,16 @@ class Runner:
                 executor.shutdown(wait=False, cancel_futures=True)
         records = [r for r in state.records if r is not None]
         assert len(records) == len(cases), "every case ends as a record"
-        stats = state.stats.model_copy(update={"cases": len(cases),
-                                               "wall_s": time.perf_counter() - started})
+        stats = state.stats.model_copy(
+            update={"cases": len(cases), "wall_s": time.perf_counter() - started}
+        )
         return RunResult(records=records, stats=stats)
 
     # -- steps ----------------------------------------------------------------------------
 
-    def _settle_without_calls(self, state: _Run, cases: list[Case], keys: list[str],
-                              loop: asyncio.AbstractEventLoop) -> list[int]:
+    def _settle_without_calls(
+        self, state: _Run, cases: list[Case], keys: list[str], loop: asyncio.AbstractEventLoop
+    ) -> list[int]:
         """Capabilities and resume; returns the indices that still need the cache or a call."""
         logged = self.log.finished() if self.log is not None else {}
         pending: list[int] = []
@@ -216,8 +239,7 @@ class Runner:
                 record = prev if prev.case == case else prev.model_copy(update={"case": case})
                 in_log = logged.get(case.id)
                 state.stats.resumed += 1
-                self._finish(state, i, record,
-                             write=not (in_log is record or in_log == record))
+                self._finish(state, i, record, write=not (in_log is record or in_log == record))
                 if key not in state.memo:
                     done = loop.create_future()
                     done.set_result((prev.output, None))
@@ -226,8 +248,7 @@ class Runner:
             pending.append(i)
         return pending
 
-    async def _worker(self, state: _Run, shared: Any, cases: list[Case],
-                      keys: list[str]) -> None:
+    async def _worker(self, state: _Run, shared: Any, cases: list[Case], keys: list[str]) -> None:
         for i in shared:  # one iterator shared by all workers: each index is taken once
             record = await self._execute(state, cases[i], keys[i])
             self._finish(state, i, record)
@@ -239,19 +260,32 @@ class Runner:
             output, error = await asyncio.shield(inflight)
             if output is not None:
                 state.stats.cache_hits += 1
-            return CaseRecord(case=case, call_key=key, output=output, error=error,
-                              cached=output is not None, attempts=0,
-                              duration_s=time.perf_counter() - started)
+            return CaseRecord(
+                case=case,
+                call_key=key,
+                output=output,
+                error=error,
+                cached=output is not None,
+                attempts=0,
+                duration_s=time.perf_counter() - started,
+            )
         future: asyncio.Future[tuple[PipelineOutput | None, CaseError | None]] = (
-            asyncio.get_running_loop().create_future())
+            asyncio.get_running_loop().create_future()
+        )
         state.memo[key] = future
         try:
             cached = self.cache.get(key) if self.cache is not None else None
             if cached is not None:
                 state.stats.cache_hits += 1
                 future.set_result((cached, None))
-                return CaseRecord(case=case, call_key=key, output=cached, cached=True,
-                                  attempts=0, duration_s=time.perf_counter() - started)
+                return CaseRecord(
+                    case=case,
+                    call_key=key,
+                    output=cached,
+                    cached=True,
+                    attempts=0,
+                    duration_s=time.perf_counter() - started,
+                )
             output, error, attempts = await self._call_with_retries(state, case, key)
             if output is not None and self.cache is not None:
                 try:
@@ -259,15 +293,24 @@ class Runner:
                 except OSError as exc:
                     logger.warning("response cache: cannot write %s (%s)", key, exc)
             future.set_result((output, error))
-            return CaseRecord(case=case, call_key=key, output=output, error=error,
-                              attempts=attempts, duration_s=time.perf_counter() - started)
+            return CaseRecord(
+                case=case,
+                call_key=key,
+                output=output,
+                error=error,
+                attempts=attempts,
+                duration_s=time.perf_counter() - started,
+            )
         except BaseException:
             if not future.done():
                 future.cancel()
             raise
 
     async def _call_with_retries(
-            self, state: _Run, case: Case, key: str,
+        self,
+        state: _Run,
+        case: Case,
+        key: str,
     ) -> tuple[PipelineOutput | None, CaseError | None, int]:
         policy = self.config.retry
         variation = None if case.variation.is_default() else case.variation
@@ -278,12 +321,11 @@ class Runner:
                 t0 = time.perf_counter()
                 try:
                     output = await self._call_once(state, case.question, variation)
-                except Exception as exc:  # noqa: BLE001 - errors are data
+                except Exception as exc:
                     failure: Exception = exc
                 else:
                     if output.latency_s is None:
-                        output = output.model_copy(
-                            update={"latency_s": time.perf_counter() - t0})
+                        output = output.model_copy(update={"latency_s": time.perf_counter() - t0})
                     return output, None, attempt + 1
             if not policy.should_retry(attempt, failure):
                 return None, case_error(failure), attempt + 1
@@ -291,8 +333,9 @@ class Runner:
             await asyncio.sleep(policy.delay(attempt, failure, key=key))
             attempt += 1
 
-    async def _call_once(self, state: _Run, question: str,
-                         variation: Variation | None) -> PipelineOutput:
+    async def _call_once(
+        self, state: _Run, question: str, variation: Variation | None
+    ) -> PipelineOutput:
         timeout_s = self.config.timeout_s
         scope = asyncio.timeout(timeout_s)
         try:
@@ -303,18 +346,19 @@ class Runner:
                     if inspect.isawaitable(result):
                         result = await result
                 else:
-                    call = functools.partial(contextvars.copy_context().run,
-                                             self.pipeline.answer, question, variation)
-                    result = await asyncio.get_running_loop().run_in_executor(
-                        state.executor, call)
+                    call = functools.partial(
+                        contextvars.copy_context().run, self.pipeline.answer, question, variation
+                    )
+                    result = await asyncio.get_running_loop().run_in_executor(state.executor, call)
         except TimeoutError:
             if scope.expired():
-                raise TimeoutError(
-                    f"no answer within {timeout_s:g} s (runner timeout_s)") from None
+                raise TimeoutError(f"no answer within {timeout_s:g} s (runner timeout_s)") from None
             raise
         if not isinstance(result, PipelineOutput):
-            raise TypeError(f"pipeline '{getattr(self.pipeline, 'name', '?')}' returned "
-                            f"{type(result).__name__}, expected PipelineOutput")
+            raise TypeError(
+                f"pipeline '{getattr(self.pipeline, 'name', '?')}' returned "
+                f"{type(result).__name__}, expected PipelineOutput"
+            )
         return result
 
     def _finish(self, state: _Run, i: int, record: CaseRecord, *, write: bool = True) -> None:
@@ -327,6 +371,6 @@ class Runner:
         if self.progress is not None and not self._progress_failed:
             try:
                 self.progress(state.done, state.total)
-            except Exception:  # noqa: BLE001 - a broken progress bar must not stop a scan
+            except Exception:
                 self._progress_failed = True
                 logger.exception("progress callback failed; no further progress reports")

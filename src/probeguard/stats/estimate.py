@@ -13,9 +13,10 @@ there is nothing to estimate: value, low and high are NaN (undefined is not zero
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
+
 from probeguard.core.estimate import Estimate
 
 Z_95 = 1.959963984540054
@@ -44,8 +45,9 @@ def proportion(flags: Sequence[bool]) -> Estimate:
     return wilson(int(sum(bool(f) for f in flags)), len(flags))
 
 
-def bootstrap_mean(values: Sequence[float], *, seed: int, resamples: int = 2000,
-                   z: float = Z_95) -> Estimate:
+def bootstrap_mean(
+    values: Sequence[float], *, seed: int, resamples: int = 2000, z: float = Z_95
+) -> Estimate:
     """Mean with a percentile bootstrap 95% interval (Efron & Tibshirani 1993, ch. 13).
 
     NaN values are unscored and left out of n. Randomness comes only from

@@ -14,19 +14,21 @@ from __future__ import annotations
 import math
 import os
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import numpy as np
 
 from probeguard.config.models import ScanConfig
+from probeguard.core.cases import Case, Expected
+from probeguard.core.documents import Document
+from probeguard.core.errors import InputError
+from probeguard.dataset.halueval import HotpotItem, load_halueval_qa
+from probeguard.engine.scan import scan
 from probeguard.pipeline.config import ReferencePipelineConfig
 from probeguard.runner.settings import RunnerSettings
-from probeguard.core.documents import Document
-from probeguard.dataset.halueval import HotpotItem, load_halueval_qa
-from probeguard.core.cases import Case, Expected
-from probeguard.core.errors import InputError
 from probeguard.stats import Estimate
 
 DATA_FILE = Path("halueval") / "qa_one_turn.jsonl"
@@ -46,34 +48,52 @@ def default_data_file() -> Path:
     return Path(root) / DATA_FILE
 
 
-def build_inputs(items: Sequence[HotpotItem], *, n_docs: int, n_queries: int,
-                 seed: int) -> tuple[list[Document], list[Case]]:
+def build_inputs(
+    items: Sequence[HotpotItem], *, n_docs: int, n_queries: int, seed: int
+) -> tuple[list[Document], list[Case]]:
     """The corpus and golden cases (see the module doc); deterministic in ``seed``."""
     usable = [it for it in items if it.split]
     if n_queries < 1 or n_queries > len(usable):
-        raise InputError(f"n_queries must be between 1 and {len(usable)} (rows with two "
-                         f"separable paragraphs), got {n_queries}", field="n_queries")
+        raise InputError(
+            f"n_queries must be between 1 and {len(usable)} (rows with two "
+            f"separable paragraphs), got {n_queries}",
+            field="n_queries",
+        )
     if n_docs < 2 * n_queries:
-        raise InputError(f"n_docs ({n_docs}) must be at least 2 × n_queries ({2 * n_queries}): "
-                         "every question brings its two gold paragraphs", field="n_docs")
+        raise InputError(
+            f"n_docs ({n_docs}) must be at least 2 × n_queries ({2 * n_queries}): "
+            "every question brings its two gold paragraphs",
+            field="n_docs",
+        )
     order = np.random.default_rng(seed).permutation(len(usable))
     chosen = [usable[i] for i in order[:n_queries]]
     others = [usable[i] for i in order[n_queries:]]
 
     def doc(item: HotpotItem, j: int) -> Document:
-        return Document(id=f"hp{item.row}-{j}", text=item.paragraphs[j],
-                        metadata={"hotpot_row": item.row}, source=f"halueval:{item.row + 1}")
+        return Document(
+            id=f"hp{item.row}-{j}",
+            text=item.paragraphs[j],
+            metadata={"hotpot_row": item.row},
+            source=f"halueval:{item.row + 1}",
+        )
 
     docs = [doc(it, j) for it in chosen for j in (0, 1)]
     for it in others:
         if len(docs) >= n_docs:
             break
         docs.extend(doc(it, j) for j in (0, 1) if len(docs) < n_docs)
-    cases = [Case(id=f"hp{it.row}", question=it.question,
-                  expected=Expected(answers=(it.answer,),
-                                    evidence_doc_ids=(f"hp{it.row}-0", f"hp{it.row}-1")),
-                  tags=("hotpotqa",), meta={"hallucinated_answer": it.hallucinated_answer})
-             for it in chosen]
+    cases = [
+        Case(
+            id=f"hp{it.row}",
+            question=it.question,
+            expected=Expected(
+                answers=(it.answer,), evidence_doc_ids=(f"hp{it.row}-0", f"hp{it.row}-1")
+            ),
+            tags=("hotpotqa",),
+            meta={"hallucinated_answer": it.hallucinated_answer},
+        )
+        for it in chosen
+    ]
     return docs, cases
 
 
@@ -89,29 +109,46 @@ class BenchRow:
     run_dir: Path
 
 
-def run_hotpotqa(data_file: Path, out_dir: Path, *, n_docs: int = 250, n_queries: int = 50,
-                 seed: int = 42, generators: Sequence[str] = ("extractive", "smollm2"),
-                 reference: dict[str, Any] | None = None, concurrency: int = 4,
-                 progress: Callable[[str, int, int], None] | None = None) -> list[BenchRow]:
+def run_hotpotqa(
+    data_file: Path,
+    out_dir: Path,
+    *,
+    n_docs: int = 250,
+    n_queries: int = 50,
+    seed: int = 42,
+    generators: Sequence[str] = ("extractive", "smollm2"),
+    reference: dict[str, Any] | None = None,
+    concurrency: int = 4,
+    progress: Callable[[str, int, int], None] | None = None,
+) -> list[BenchRow]:
     """Scan the reference pipeline with each generator; one ``BenchRow`` per generator."""
-    from probeguard.engine.scan import scan
 
     unknown = [g for g in generators if g not in GENERATORS]
     if unknown:
-        raise InputError(f"unknown generator(s) {', '.join(unknown)}; known: "
-                         f"{', '.join(GENERATORS)}", field="generators")
-    docs, cases = build_inputs(load_halueval_qa(data_file), n_docs=n_docs,
-                               n_queries=n_queries, seed=seed)
+        raise InputError(
+            f"unknown generator(s) {', '.join(unknown)}; known: {', '.join(GENERATORS)}",
+            field="generators",
+        )
+    docs, cases = build_inputs(
+        load_halueval_qa(data_file), n_docs=n_docs, n_queries=n_queries, seed=seed
+    )
     rows = []
     for name in generators:
-        ref = ReferencePipelineConfig(**{"embedder": {"name": "minilm"},
-                                         "retriever": {"name": "hybrid"},
-                                         **(reference or {}), "generator": GENERATORS[name]})
+        ref = ReferencePipelineConfig(
+            **{
+                "embedder": {"name": "minilm"},
+                "retriever": {"name": "hybrid"},
+                **(reference or {}),
+                "generator": GENERATORS[name],
+            }
+        )
         # The structural probes of the table (its published figures are theirs).
-        config = ScanConfig(seed=seed, pipeline={"type": "reference", "reference": ref},
-                            probes={"enabled": list(PROBE_COLUMNS)},
-                            runner=RunnerSettings(concurrency=concurrency,
-                                                  cache_dir=out_dir / "cache"))
+        config = ScanConfig(
+            seed=seed,
+            pipeline={"type": "reference", "reference": ref},
+            probes={"enabled": list(PROBE_COLUMNS)},
+            runner=RunnerSettings(concurrency=concurrency, cache_dir=out_dir / "cache"),
+        )
         started = time.perf_counter()
         callback = (lambda done, total, _n=name: progress(_n, done, total)) if progress else None
         result = scan(config, out_dir / name, inputs=(docs, cases), progress=callback)
@@ -123,10 +160,16 @@ def run_hotpotqa(data_file: Path, out_dir: Path, *, n_docs: int = 250, n_queries
         }
         for probe in PROBE_COLUMNS:
             metrics[probe] = summary["probes"].get(probe, {}).get("failure_rate")
-        rows.append(BenchRow(generator=name, metrics=metrics, cases=result.run.stats.cases,
-                             calls=result.run.stats.calls,
-                             wall_s=round(time.perf_counter() - started, 1),
-                             run_dir=result.out_dir))
+        rows.append(
+            BenchRow(
+                generator=name,
+                metrics=metrics,
+                cases=result.run.stats.cases,
+                calls=result.run.stats.calls,
+                wall_s=round(time.perf_counter() - started, 1),
+                run_dir=result.out_dir,
+            )
+        )
     return rows
 
 
@@ -142,15 +185,35 @@ def _cell(value: Any) -> str:
 
 def render_table(rows: Sequence[BenchRow], *, n_docs: int, n_queries: int, seed: int) -> str:
     """The benchmark table in Markdown: one row per generator."""
-    head = ["generator", "FCS", "adversarial failure", "chunk fracture", "retrieval gap",
-            "corpus contradiction", "prompt hijack", "standard-eval failure", "cases", "time"]
-    lines = [f"HotpotQA (HaluEval slice): {n_queries} questions, {n_docs} paragraphs, seed {seed}; "
-             "rates with Wilson 95% intervals (n = judged groups)", "",
-             "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    head = [
+        "generator",
+        "FCS",
+        "adversarial failure",
+        "chunk fracture",
+        "retrieval gap",
+        "corpus contradiction",
+        "prompt hijack",
+        "standard-eval failure",
+        "cases",
+        "time",
+    ]
+    lines = [
+        f"HotpotQA (HaluEval slice): {n_queries} questions, {n_docs} paragraphs, seed {seed}; "
+        "rates with Wilson 95% intervals (n = judged groups)",
+        "",
+        "| " + " | ".join(head) + " |",
+        "|" + "---|" * len(head),
+    ]
     for r in rows:
         m = r.metrics
-        cells = [r.generator, _cell(m["fcs"]), _cell(m["adversarial_failure_rate"]),
-                 *(_cell(m[p]) for p in PROBE_COLUMNS), _cell(m["standard_eval"]),
-                 str(r.cases), f"{r.wall_s:.0f} s"]
+        cells = [
+            r.generator,
+            _cell(m["fcs"]),
+            _cell(m["adversarial_failure_rate"]),
+            *(_cell(m[p]) for p in PROBE_COLUMNS),
+            _cell(m["standard_eval"]),
+            str(r.cases),
+            f"{r.wall_s:.0f} s",
+        ]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"

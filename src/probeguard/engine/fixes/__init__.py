@@ -5,8 +5,19 @@ failure rate and the false refusals before and after (``verify``), with a verdic
 """
 
 from probeguard.engine.fixes.patch import apply_patch, merge_patches, parse_patch_option
-from probeguard.engine.fixes.verdict import FixCounts, VERDICTS, decide_fix
+from probeguard.engine.fixes.verdict import VERDICTS, FixCounts, decide_fix
 from probeguard.engine.fixes.verify import Fix, FixRun, collect_fixes, load_run, verify_fixes
 
-__all__ = ["Fix", "FixCounts", "FixRun", "VERDICTS", "apply_patch", "collect_fixes",
-           "decide_fix", "load_run", "merge_patches", "parse_patch_option", "verify_fixes"]
+__all__ = [
+    "Fix",
+    "FixCounts",
+    "FixRun",
+    "VERDICTS",
+    "apply_patch",
+    "collect_fixes",
+    "decide_fix",
+    "load_run",
+    "merge_patches",
+    "parse_patch_option",
+    "verify_fixes",
+]

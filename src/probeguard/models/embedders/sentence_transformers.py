@@ -8,7 +8,8 @@ Needs the ``sentence-transformers`` extra (and torch); nothing is imported until
 from __future__ import annotations
 
 import threading
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -31,8 +32,9 @@ class SentenceTransformerEmbedder(Embedder):
 
     name = "sentence-transformers"
 
-    def __init__(self, model_name: str = "BAAI/bge-base-en-v1.5", device: str = "cpu",
-                 batch_size: int = 32) -> None:
+    def __init__(
+        self, model_name: str = "BAAI/bge-base-en-v1.5", device: str = "cpu", batch_size: int = 32
+    ) -> None:
         self.model_name = model_name
         self.device = device
         self.batch_size = int(batch_size)
@@ -56,9 +58,13 @@ class SentenceTransformerEmbedder(Embedder):
         model = self._load()
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        vectors = model.encode(list(texts), batch_size=self.batch_size,
-                               normalize_embeddings=True, convert_to_numpy=True,
-                               show_progress_bar=False)
+        vectors = model.encode(
+            list(texts),
+            batch_size=self.batch_size,
+            normalize_embeddings=True,
+            convert_to_numpy=True,
+            show_progress_bar=False,
+        )
         return np.ascontiguousarray(vectors, dtype=np.float32)
 
     def config(self) -> dict[str, Any]:

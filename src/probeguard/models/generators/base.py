@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
 from probeguard.core.pipeline import Context, Usage
 from probeguard.models.prompts import PromptTemplate
@@ -27,10 +28,10 @@ class Generator(ABC):
     name: str = ""
 
     @abstractmethod
-    def generate(self, question: str, contexts: Sequence[Context], prompt: PromptTemplate) -> Generation:
-        ...
+    def generate(
+        self, question: str, contexts: Sequence[Context], prompt: PromptTemplate
+    ) -> Generation: ...
 
     @abstractmethod
     def config(self) -> dict[str, Any]:
         """Canonical settings, part of the pipeline fingerprint."""
-

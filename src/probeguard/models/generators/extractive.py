@@ -37,11 +37,11 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Sequence
 from functools import lru_cache
-from typing import Any, Sequence
+from typing import Any
 
-from probeguard.core.pipeline import Usage
-from probeguard.core.pipeline import Context
+from probeguard.core.pipeline import Context, Usage
 from probeguard.models.generators.base import Generation, Generator
 from probeguard.models.prompts import REFUSAL_TEXT, PromptTemplate
 from probeguard.nlp.text import content_words, sentence_spans, words
@@ -55,10 +55,26 @@ _QUESTION_FILLERS = frozenset({"many", "much", "often", "tell", "please", "exact
 _QUANTITY_QUESTION = re.compile(
     r"\b(how (many|much|long|old|tall|far|big|large|high|heavy|fast|often)|when|"
     r"(what|which) (year|date|day|month|time|percentage|number|amount|price))\b",
-    re.IGNORECASE)
+    re.IGNORECASE,
+)
 _HAS_DIGIT = re.compile(r"\d")
-_PRONOUNS = frozenset({"it", "its", "he", "his", "she", "her", "they", "their", "this", "these",
-                       "those", "such", "both"})
+_PRONOUNS = frozenset(
+    {
+        "it",
+        "its",
+        "he",
+        "his",
+        "she",
+        "her",
+        "they",
+        "their",
+        "this",
+        "these",
+        "those",
+        "such",
+        "both",
+    }
+)
 
 
 def stem(word: str) -> str:
@@ -114,8 +130,9 @@ def question_terms(question: str) -> frozenset[str]:
     return frozenset(stem(w) for w in content_words(question) if w not in _QUESTION_FILLERS)
 
 
-def support_scores(question: str, contexts: Sequence[Context], *,
-                   number_bonus: float = 0.1) -> list[tuple[float, int, int, str]]:
+def support_scores(
+    question: str, contexts: Sequence[Context], *, number_bonus: float = 0.1
+) -> list[tuple[float, int, int, str]]:
     """``(support, context index, sentence index, sentence)`` for every sentence of every
     context, in context then sentence order (formula in the module docstring). Empty when
     the question has no content words (support is undefined, not zero)."""
@@ -129,15 +146,19 @@ def support_scores(question: str, contexts: Sequence[Context], *,
         for _, own, _, _ in sentences:
             for t in terms & own:
                 df[t] += 1
-    idf = {t: math.log(1.0 + (n_sentences - max(d, 1) + 0.5) / (max(d, 1) + 0.5))
-           for t, d in df.items()}
+    idf = {
+        t: math.log(1.0 + (n_sentences - max(d, 1) + 0.5) / (max(d, 1) + 0.5))
+        for t, d in df.items()
+    }
     total = sum(idf.values())
     wants_number = bool(_QUANTITY_QUESTION.search(question))
     out = []
     for ci, sentences in enumerate(per_context):
         for si, (sentence, own, inherited, has_number) in enumerate(sentences):
-            score = (sum(idf[t] for t in terms & own)
-                     + _ANAPHORA_WEIGHT * sum(idf[t] for t in terms & inherited)) / total
+            score = (
+                sum(idf[t] for t in terms & own)
+                + _ANAPHORA_WEIGHT * sum(idf[t] for t in terms & inherited)
+            ) / total
             if wants_number and has_number:
                 score += number_bonus
             out.append((score, ci, si, sentence))
@@ -154,8 +175,9 @@ class ExtractiveGenerator(Generator):
 
     name = "extractive"
 
-    def __init__(self, max_sentences: int = 2, min_support: float = 0.35,
-                 number_bonus: float = 0.1) -> None:
+    def __init__(
+        self, max_sentences: int = 2, min_support: float = 0.35, number_bonus: float = 0.1
+    ) -> None:
         if max_sentences < 1:
             raise ValueError(f"max_sentences must be >= 1, got {max_sentences}")
         if number_bonus < 0.0:
@@ -167,11 +189,14 @@ class ExtractiveGenerator(Generator):
         self.number_bonus = float(number_bonus)
 
     def __repr__(self) -> str:
-        return (f"ExtractiveGenerator(max_sentences={self.max_sentences}, "
-                f"min_support={self.min_support}, number_bonus={self.number_bonus})")
+        return (
+            f"ExtractiveGenerator(max_sentences={self.max_sentences}, "
+            f"min_support={self.min_support}, number_bonus={self.number_bonus})"
+        )
 
-    def generate(self, question: str, contexts: Sequence[Context],
-                 prompt: PromptTemplate) -> Generation:
+    def generate(
+        self, question: str, contexts: Sequence[Context], prompt: PromptTemplate
+    ) -> Generation:
         scored = support_scores(question, contexts, number_bonus=self.number_bonus)
         scored.sort(key=lambda item: (-item[0], item[1], item[2]))
         best = scored[0][0] if scored else None
@@ -191,14 +216,27 @@ class ExtractiveGenerator(Generator):
             chunk_id = contexts[ci].chunk_id
             if chunk_id not in cited:
                 cited.append(chunk_id)
-        metadata: dict[str, Any] = {"prompt": prompt.name, "generator": self.name,
-                                    "best_support": best, "supports": supports}
+        metadata: dict[str, Any] = {
+            "prompt": prompt.name,
+            "generator": self.name,
+            "best_support": best,
+            "supports": supports,
+        }
         if not parts:
             return Generation(text=REFUSAL_TEXT, refused=True, usage=Usage(), metadata=metadata)
-        return Generation(text=" ".join(parts), cited_chunk_ids=tuple(cited), refused=False,
-                          usage=Usage(), metadata=metadata)
+        return Generation(
+            text=" ".join(parts),
+            cited_chunk_ids=tuple(cited),
+            refused=False,
+            usage=Usage(),
+            metadata=metadata,
+        )
 
     def config(self) -> dict[str, Any]:
-        return {"name": self.name, "version": _VERSION, "max_sentences": self.max_sentences,
-                "min_support": self.min_support, "number_bonus": self.number_bonus}
-
+        return {
+            "name": self.name,
+            "version": _VERSION,
+            "max_sentences": self.max_sentences,
+            "min_support": self.min_support,
+            "number_bonus": self.number_bonus,
+        }

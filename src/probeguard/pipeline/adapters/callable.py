@@ -38,19 +38,36 @@ import asyncio
 import functools
 import importlib
 import inspect
-from typing import Any, Callable, Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 from pydantic import ValidationError
 
 from probeguard.core.errors import InputError, PipelineCallError
 from probeguard.core.hashing import sha256_hex
-from probeguard.core.pipeline import (Capability, PipelineOutput, RetrievedChunk, Usage,
-                                      Variation, check_capabilities)
+from probeguard.core.pipeline import (
+    Capability,
+    PipelineOutput,
+    RetrievedChunk,
+    Usage,
+    Variation,
+    check_capabilities,
+)
 
 __all__ = ["CallablePipeline", "to_output", "parse_capabilities"]
 
-_OUTPUT_KEYS = frozenset({"answer", "contexts", "retrieved", "cited_chunk_ids", "refused",
-                          "latency_s", "usage", "metadata"})
+_OUTPUT_KEYS = frozenset(
+    {
+        "answer",
+        "contexts",
+        "retrieved",
+        "cited_chunk_ids",
+        "refused",
+        "latency_s",
+        "usage",
+        "metadata",
+    }
+)
 _CHUNK_KEYS = frozenset({"text", "doc_id", "chunk_id", "score", "title", "metadata"})
 
 
@@ -58,22 +75,29 @@ def load_target(target: str) -> Callable[..., Any]:
     """Import ``"package.module:attr.path"``; ``InputError`` naming the target otherwise."""
     module_name, sep, attr_path = target.partition(":")
     if not sep or not module_name or not attr_path:
-        raise InputError(f"bad pipeline target {target!r}: expected 'package.module:function'",
-                         field="target")
+        raise InputError(
+            f"bad pipeline target {target!r}: expected 'package.module:function'", field="target"
+        )
     try:
         obj: Any = importlib.import_module(module_name)
     except ImportError as exc:
-        raise InputError(f"cannot import module {module_name!r} of pipeline target "
-                         f"{target!r}: {exc}", field="target") from None
+        raise InputError(
+            f"cannot import module {module_name!r} of pipeline target {target!r}: {exc}",
+            field="target",
+        ) from None
     for part in attr_path.split("."):
         try:
             obj = getattr(obj, part)
         except AttributeError:
-            raise InputError(f"pipeline target {target!r}: {module_name!r} has no attribute "
-                             f"path {attr_path!r} (missing {part!r})", field="target") from None
+            raise InputError(
+                f"pipeline target {target!r}: {module_name!r} has no attribute "
+                f"path {attr_path!r} (missing {part!r})",
+                field="target",
+            ) from None
     if not callable(obj):
-        raise InputError(f"pipeline target {target!r} is a {type(obj).__name__}, not a "
-                         f"callable", field="target")
+        raise InputError(
+            f"pipeline target {target!r} is a {type(obj).__name__}, not a callable", field="target"
+        )
     return obj
 
 
@@ -87,8 +111,9 @@ def parse_capabilities(names: Iterable[str | Capability], *, where: str) -> froz
             out.add(Capability(str(name)))
         except ValueError:
             valid = ", ".join(c.value for c in Capability)
-            raise InputError(f"unknown capability {name!r} in {where}; valid: {valid}",
-                             field="capabilities") from None
+            raise InputError(
+                f"unknown capability {name!r} in {where}; valid: {valid}", field="capabilities"
+            ) from None
     return frozenset(out)
 
 
@@ -111,38 +136,50 @@ def _accepts_variation(fn: Callable[..., Any]) -> bool:
     for p in params:
         if p.kind is inspect.Parameter.VAR_KEYWORD:
             return True
-        if p.name == "variation" and p.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD,
-                                                inspect.Parameter.KEYWORD_ONLY):
+        if p.name == "variation" and p.kind in (
+            inspect.Parameter.POSITIONAL_OR_KEYWORD,
+            inspect.Parameter.KEYWORD_ONLY,
+        ):
             return True
     return False
 
 
 def _is_async(fn: Any) -> bool:
     return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(
-        getattr(fn, "__call__", None))
+        type(fn).__call__ if callable(fn) else None
+    )
 
 
 def _chunk(item: Any, rank: int, source: str) -> RetrievedChunk:
     if isinstance(item, RetrievedChunk):
         return item.model_copy(update={"rank": rank})
     if isinstance(item, str):
-        return RetrievedChunk(chunk_id="ctx-" + sha256_hex(item)[:12], doc_id="", text=item,
-                              rank=rank)
+        return RetrievedChunk(
+            chunk_id="ctx-" + sha256_hex(item)[:12], doc_id="", text=item, rank=rank
+        )
     if isinstance(item, dict):
         if "text" not in item:
-            raise PipelineCallError(f"{source}: context {rank} has no 'text' (keys: "
-                                    f"{', '.join(sorted(map(str, item)))})")
+            raise PipelineCallError(
+                f"{source}: context {rank} has no 'text' (keys: "
+                f"{', '.join(sorted(map(str, item)))})"
+            )
         text = str(item["text"])
         metadata = dict(item.get("metadata") or {})
         metadata.update({k: v for k, v in item.items() if k not in _CHUNK_KEYS})
         score = item.get("score")
         return RetrievedChunk(
             chunk_id=str(item.get("chunk_id") or "ctx-" + sha256_hex(text)[:12]),
-            doc_id=str(item.get("doc_id") or ""), text=text, rank=rank,
-            score=None if score is None else float(score), title=str(item.get("title") or ""),
-            metadata=metadata)
-    raise PipelineCallError(f"{source}: context {rank} is a {type(item).__name__}; expected a "
-                            f"string or an object with 'text'")
+            doc_id=str(item.get("doc_id") or ""),
+            text=text,
+            rank=rank,
+            score=None if score is None else float(score),
+            title=str(item.get("title") or ""),
+            metadata=metadata,
+        )
+    raise PipelineCallError(
+        f"{source}: context {rank} is a {type(item).__name__}; expected a "
+        f"string or an object with 'text'"
+    )
 
 
 def to_output(value: Any, *, source: str = "pipeline") -> PipelineOutput:
@@ -154,14 +191,17 @@ def to_output(value: Any, *, source: str = "pipeline") -> PipelineOutput:
     if isinstance(value, dict):
         unknown = sorted(str(k) for k in value if k not in _OUTPUT_KEYS)
         if unknown:
-            raise PipelineCallError(f"{source} returned unknown keys {unknown}; known keys: "
-                                    f"{', '.join(sorted(_OUTPUT_KEYS))}")
+            raise PipelineCallError(
+                f"{source} returned unknown keys {unknown}; known keys: "
+                f"{', '.join(sorted(_OUTPUT_KEYS))}"
+            )
         if "answer" not in value:
-            raise PipelineCallError(f"{source} returned a dict without 'answer' (keys: "
-                                    f"{', '.join(sorted(map(str, value)))})")
+            raise PipelineCallError(
+                f"{source} returned a dict without 'answer' (keys: "
+                f"{', '.join(sorted(map(str, value)))})"
+            )
         if "contexts" in value and "retrieved" in value:
-            raise PipelineCallError(f"{source} returned both 'contexts' and 'retrieved'; "
-                                    f"give one")
+            raise PipelineCallError(f"{source} returned both 'contexts' and 'retrieved'; give one")
         contexts = value.get("contexts", value.get("retrieved")) or []
         if isinstance(contexts, (str, dict)):
             contexts = [contexts]
@@ -175,18 +215,26 @@ def to_output(value: Any, *, source: str = "pipeline") -> PipelineOutput:
                 refused=bool(value.get("refused", False)),
                 latency_s=value.get("latency_s"),
                 usage=Usage.model_validate(value.get("usage") or {}),
-                metadata=dict(value.get("metadata") or {}))
+                metadata=dict(value.get("metadata") or {}),
+            )
         except ValidationError as exc:
             raise PipelineCallError(f"{source} returned an invalid output: {exc}") from None
-    raise PipelineCallError(f"{source} returned a {type(value).__name__}; expected str, dict "
-                            f"or PipelineOutput")
+    raise PipelineCallError(
+        f"{source} returned a {type(value).__name__}; expected str, dict or PipelineOutput"
+    )
 
 
 class CallablePipeline:
     """A Python function as a pipeline (see the module docstring)."""
 
-    def __init__(self, target: str | Callable[..., Any], name: str | None = None, *,
-                 version: str = "", fingerprint: str | None = None) -> None:
+    def __init__(
+        self,
+        target: str | Callable[..., Any],
+        name: str | None = None,
+        *,
+        version: str = "",
+        fingerprint: str | None = None,
+    ) -> None:
         if isinstance(target, str):
             self.target = target
             self._fn = load_target(target)
@@ -194,19 +242,27 @@ class CallablePipeline:
             self._fn = target
             self.target = _qualname(target)
         else:
-            raise InputError(f"pipeline target must be 'package.module:function' or a "
-                             f"callable, got {type(target).__name__}", field="target")
+            raise InputError(
+                f"pipeline target must be 'package.module:function' or a "
+                f"callable, got {type(target).__name__}",
+                field="target",
+            )
         self.name = name or self.target
         self.version = version
         self._fingerprint = fingerprint
         self._passes_variation = _accepts_variation(self._fn)
         declared = getattr(self._fn, "capabilities", None)
         if declared is not None and not self._passes_variation:
-            raise InputError(f"pipeline target {self.target!r} declares capabilities but does "
-                             f"not accept a 'variation' keyword argument", field="capabilities")
+            raise InputError(
+                f"pipeline target {self.target!r} declares capabilities but does "
+                f"not accept a 'variation' keyword argument",
+                field="capabilities",
+            )
         self.capabilities: frozenset[Capability] = (
             parse_capabilities(declared, where=f"{self.target}.capabilities")
-            if declared is not None else frozenset())
+            if declared is not None
+            else frozenset()
+        )
         self.is_async = _is_async(self._fn)
         if self.is_async:
             self.aanswer = self._aanswer

@@ -48,17 +48,29 @@ import math
 import os
 import re
 import weakref
-from datetime import datetime, timezone
-from typing import Any, Iterable, Mapping
+from collections.abc import Iterable, Mapping
+from datetime import UTC, datetime
+from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from probeguard.core.errors import InputError, PipelineCallError
 from probeguard.core.hashing import canonical_json, digest, sha256_hex
+from probeguard.core.pipeline import (
+    Capability,
+    PipelineOutput,
+    RetrievedChunk,
+    Variation,
+    check_capabilities,
+)
 from probeguard.pipeline.adapters.callable import parse_capabilities
-from probeguard.pipeline.adapters.jsonpath import (PathError, PathSyntaxError, Segment,
-                                                   has_wildcard, parse_path, resolve)
-from probeguard.core.pipeline import (Capability, PipelineOutput, RetrievedChunk, Variation,
-                                      check_capabilities)
+from probeguard.pipeline.adapters.jsonpath import (
+    PathError,
+    PathSyntaxError,
+    Segment,
+    has_wildcard,
+    parse_path,
+    resolve,
+)
 
 __all__ = ["HttpPipeline", "parse_retry_after", "expand_env", "redact_url"]
 
@@ -78,8 +90,9 @@ def expand_env(value: str, *, header: str = "") -> str:
             return os.environ[name]
         except KeyError:
             where = f" (used by header '{header}')" if header else ""
-            raise PipelineCallError(f"environment variable '{name}'{where} is not set",
-                                    transient=False) from None
+            raise PipelineCallError(
+                f"environment variable '{name}'{where} is not set", transient=False
+            ) from None
 
     return _ENV_REF.sub(sub, value)
 
@@ -90,8 +103,9 @@ def redact_url(url: str) -> str:
     netloc = parts.hostname or ""
     if parts.port is not None:
         netloc += f":{parts.port}"
-    query = urlencode([(k, "***") for k, _ in parse_qsl(parts.query, keep_blank_values=True)],
-                      safe="*")
+    query = urlencode(
+        [(k, "***") for k, _ in parse_qsl(parts.query, keep_blank_values=True)], safe="*"
+    )
     return urlunsplit((parts.scheme, netloc, parts.path, query, ""))
 
 
@@ -112,8 +126,8 @@ def parse_retry_after(value: str | None, *, now: datetime | None = None) -> floa
     except (TypeError, ValueError, IndexError):
         return None
     if when.tzinfo is None:
-        when = when.replace(tzinfo=timezone.utc)
-    now = now or datetime.now(timezone.utc)
+        when = when.replace(tzinfo=UTC)
+    now = now or datetime.now(UTC)
     return max(0.0, (when - now).total_seconds())
 
 
@@ -149,46 +163,56 @@ def _path(value: str | None, field: str) -> tuple[Segment, ...] | None:
 class HttpPipeline:
     """A RAG pipeline behind an HTTP endpoint (see the module docstring)."""
 
-    def __init__(self, url: str, method: str = "POST", *,
-                 headers: Mapping[str, str] | None = None,
-                 request_template: Any = None,
-                 answer_path: str = "answer",
-                 contexts_path: str | None = None,
-                 context_text_field: str | None = "text",
-                 doc_id_field: str | None = "doc_id",
-                 chunk_id_field: str | None = "chunk_id",
-                 score_field: str | None = "score",
-                 citations_path: str | None = None,
-                 refused_path: str | None = None,
-                 timeout_s: float = 60.0,
-                 variation_field: str | None = None,
-                 capabilities: Iterable[str | Capability] = (),
-                 name: str | None = None,
-                 version: str = "") -> None:
+    def __init__(
+        self,
+        url: str,
+        method: str = "POST",
+        *,
+        headers: Mapping[str, str] | None = None,
+        request_template: Any = None,
+        answer_path: str = "answer",
+        contexts_path: str | None = None,
+        context_text_field: str | None = "text",
+        doc_id_field: str | None = "doc_id",
+        chunk_id_field: str | None = "chunk_id",
+        score_field: str | None = "score",
+        citations_path: str | None = None,
+        refused_path: str | None = None,
+        timeout_s: float = 60.0,
+        variation_field: str | None = None,
+        capabilities: Iterable[str | Capability] = (),
+        name: str | None = None,
+        version: str = "",
+    ) -> None:
         parts = urlsplit(url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise InputError(f"bad endpoint URL {redact_url(url)!r}: expected http(s)://host/...",
-                             field="url")
+            raise InputError(
+                f"bad endpoint URL {redact_url(url)!r}: expected http(s)://host/...", field="url"
+            )
         self.url = url
         self.method = method.upper()
         if self.method not in ("GET", "POST", "PUT"):
-            raise InputError(f"unsupported HTTP method {method!r}; use GET, POST or PUT",
-                             field="method")
+            raise InputError(
+                f"unsupported HTTP method {method!r}; use GET, POST or PUT", field="method"
+            )
         self._headers = {str(k): str(v) for k, v in (headers or {}).items()}
-        self.header_env = sorted({m for v in self._headers.values()
-                                  for m in _ENV_REF.findall(v)})
+        self.header_env = sorted({m for v in self._headers.values() for m in _ENV_REF.findall(v)})
         template = {"question": _PLACEHOLDER} if request_template is None else request_template
         try:
             canonical_json(template)
         except (TypeError, ValueError) as exc:
-            raise InputError(f"request_template is not JSON: {exc}",
-                             field="request_template") from None
+            raise InputError(
+                f"request_template is not JSON: {exc}", field="request_template"
+            ) from None
         if not _uses_placeholder(template):
-            raise InputError("request_template never uses the {question} placeholder",
-                             field="request_template")
+            raise InputError(
+                "request_template never uses the {question} placeholder", field="request_template"
+            )
         if self.method == "GET" and not isinstance(template, dict):
-            raise InputError("a GET request_template must be an object (query parameters)",
-                             field="request_template")
+            raise InputError(
+                "a GET request_template must be an object (query parameters)",
+                field="request_template",
+            )
         self.request_template = template
         self.answer_path = answer_path
         self.contexts_path = contexts_path
@@ -200,44 +224,63 @@ class HttpPipeline:
         self.refused_path = refused_path
         answer_segments = _path(answer_path, "answer_path")
         if answer_segments is not None and has_wildcard(answer_segments):
-            raise InputError(f"answer_path {answer_path!r} must point at one value (no [*])",
-                             field="answer_path")
-        for value, field in [(contexts_path, "contexts_path"),
-                             (context_text_field, "context_text_field"),
-                             (doc_id_field, "doc_id_field"), (chunk_id_field, "chunk_id_field"),
-                             (score_field, "score_field"), (citations_path, "citations_path"),
-                             (refused_path, "refused_path")]:
+            raise InputError(
+                f"answer_path {answer_path!r} must point at one value (no [*])", field="answer_path"
+            )
+        for value, field in [
+            (contexts_path, "contexts_path"),
+            (context_text_field, "context_text_field"),
+            (doc_id_field, "doc_id_field"),
+            (chunk_id_field, "chunk_id_field"),
+            (score_field, "score_field"),
+            (citations_path, "citations_path"),
+            (refused_path, "refused_path"),
+        ]:
             _path(value, field)
         if not timeout_s > 0:
             raise InputError(f"timeout_s must be > 0, got {timeout_s}", field="timeout_s")
         self.timeout_s = float(timeout_s)
         caps = parse_capabilities(capabilities, where="capabilities")
         if caps and variation_field is None:
-            raise InputError("capabilities need a variation_field: without one the endpoint "
-                             "never sees the variation", field="capabilities")
+            raise InputError(
+                "capabilities need a variation_field: without one the endpoint "
+                "never sees the variation",
+                field="capabilities",
+            )
         if variation_field is not None and not isinstance(template, dict):
-            raise InputError("variation_field needs a request_template that is an object",
-                             field="variation_field")
+            raise InputError(
+                "variation_field needs a request_template that is an object",
+                field="variation_field",
+            )
         self.variation_field = variation_field
         self.capabilities: frozenset[Capability] = caps
         self.version = version
         self._shown_url = redact_url(url)
         self.name = name or f"http:{self._shown_url}"
         self._sessions: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any] = (
-            weakref.WeakKeyDictionary())
+            weakref.WeakKeyDictionary()
+        )
 
     # -- identity -------------------------------------------------------------------------
 
     def config(self) -> dict[str, Any]:
         """The configuration for the run log: no header values, no query values."""
         return {
-            "type": "http", "url": redact_url(self.url), "method": self.method,
-            "headers": sorted(self._headers), "header_env": self.header_env,
-            "request_template": self.request_template, "answer_path": self.answer_path,
-            "contexts_path": self.contexts_path, "context_text_field": self.context_text_field,
-            "doc_id_field": self.doc_id_field, "chunk_id_field": self.chunk_id_field,
-            "score_field": self.score_field, "citations_path": self.citations_path,
-            "refused_path": self.refused_path, "timeout_s": self.timeout_s,
+            "type": "http",
+            "url": redact_url(self.url),
+            "method": self.method,
+            "headers": sorted(self._headers),
+            "header_env": self.header_env,
+            "request_template": self.request_template,
+            "answer_path": self.answer_path,
+            "contexts_path": self.contexts_path,
+            "context_text_field": self.context_text_field,
+            "doc_id_field": self.doc_id_field,
+            "chunk_id_field": self.chunk_id_field,
+            "score_field": self.score_field,
+            "citations_path": self.citations_path,
+            "refused_path": self.refused_path,
+            "timeout_s": self.timeout_s,
             "variation_field": self.variation_field,
             "capabilities": sorted(c.value for c in self.capabilities),
             "version": self.version,
@@ -251,8 +294,10 @@ class HttpPipeline:
         return digest(identity)
 
     def __repr__(self) -> str:
-        return (f"HttpPipeline({redact_url(self.url)!r}, method={self.method!r}, "
-                f"headers={sorted(self._headers)!r})")
+        return (
+            f"HttpPipeline({redact_url(self.url)!r}, method={self.method!r}, "
+            f"headers={sorted(self._headers)!r})"
+        )
 
     # -- calls ----------------------------------------------------------------------------
 
@@ -264,7 +309,8 @@ class HttpPipeline:
         if session is None or session.closed:
             session = aiohttp.ClientSession(
                 connector=aiohttp.TCPConnector(limit=0),
-                timeout=aiohttp.ClientTimeout(total=self.timeout_s))
+                timeout=aiohttp.ClientTimeout(total=self.timeout_s),
+            )
             self._sessions[loop] = session
         return session
 
@@ -292,40 +338,52 @@ class HttpPipeline:
         if self.variation_field is not None:
             payload[self.variation_field] = (variation or Variation()).model_dump(mode="json")
         if self.method == "GET":
-            kwargs: dict[str, Any] = {"params": {
-                k: v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)
-                for k, v in payload.items()}}
+            kwargs: dict[str, Any] = {
+                "params": {
+                    k: v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)
+                    for k, v in payload.items()
+                }
+            }
         else:
             kwargs = {"json": payload}
         where = self._shown_url
         try:
-            async with self._session().request(self.method, self.url, headers=headers,
-                                               **kwargs) as resp:
+            async with self._session().request(
+                self.method, self.url, headers=headers, **kwargs
+            ) as resp:
                 status = resp.status
                 body = await resp.read()
                 retry_after = parse_retry_after(resp.headers.get("Retry-After"))
-        except asyncio.TimeoutError:  # aiohttp.ServerTimeoutError is one too
-            raise PipelineCallError(f"no response from {where} within {self.timeout_s:g} s",
-                                    transient=True) from None
+        except TimeoutError:  # aiohttp.ServerTimeoutError is one too
+            raise PipelineCallError(
+                f"no response from {where} within {self.timeout_s:g} s", transient=True
+            ) from None
         except aiohttp.ClientSSLError as exc:
             raise PipelineCallError(f"TLS error talking to {where}: {exc}") from None
         except (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError) as exc:
-            raise PipelineCallError(f"connection to {where} failed: {exc}",
-                                    transient=True) from None
+            raise PipelineCallError(
+                f"connection to {where} failed: {exc}", transient=True
+            ) from None
         except aiohttp.ClientError as exc:
             raise PipelineCallError(f"request to {where} failed: {exc}") from None
         text = body.decode("utf-8", errors="replace")
         if status in _TRANSIENT_STATUS or status >= 500:
-            raise PipelineCallError(f"HTTP {status} from {where}: {text[:_BODY_LIMIT]}",
-                                    transient=True, retry_after=retry_after, status=status)
+            raise PipelineCallError(
+                f"HTTP {status} from {where}: {text[:_BODY_LIMIT]}",
+                transient=True,
+                retry_after=retry_after,
+                status=status,
+            )
         if status >= 300:
-            raise PipelineCallError(f"HTTP {status} from {where}: {text[:_BODY_LIMIT]}",
-                                    transient=False, status=status)
+            raise PipelineCallError(
+                f"HTTP {status} from {where}: {text[:_BODY_LIMIT]}", transient=False, status=status
+            )
         try:
             data = json.loads(text)
         except ValueError:
-            raise PipelineCallError(f"response from {where} is not JSON: {text[:_BODY_LIMIT]!r}",
-                                    status=status) from None
+            raise PipelineCallError(
+                f"response from {where} is not JSON: {text[:_BODY_LIMIT]!r}", status=status
+            ) from None
         return self.parse_response(data)
 
     # -- response -------------------------------------------------------------------------
@@ -334,9 +392,11 @@ class HttpPipeline:
         """A ``PipelineOutput`` from a decoded JSON response, using the configured paths."""
         answer = resolve(data, self.answer_path, label="answer_path")
         if isinstance(answer, (dict, list)):
-            raise PathError(f"answer_path {self.answer_path!r} points at "
-                            f"{'an object' if isinstance(answer, dict) else 'a list'}, "
-                            f"not a string")
+            raise PathError(
+                f"answer_path {self.answer_path!r} points at "
+                f"{'an object' if isinstance(answer, dict) else 'a list'}, "
+                f"not a string"
+            )
         retrieved: list[RetrievedChunk] = []
         if self.contexts_path is not None:
             items = resolve(data, self.contexts_path, label="contexts_path")
@@ -351,22 +411,34 @@ class HttpPipeline:
         refused = False
         if self.refused_path is not None:
             value = resolve(data, self.refused_path, label="refused_path")
-            refused = (value.strip().lower() in ("true", "yes", "1") if isinstance(value, str)
-                       else bool(value))
-        return PipelineOutput(answer="" if answer is None else str(answer), retrieved=retrieved,
-                              cited_chunk_ids=cited, refused=refused)
+            refused = (
+                value.strip().lower() in ("true", "yes", "1")
+                if isinstance(value, str)
+                else bool(value)
+            )
+        return PipelineOutput(
+            answer="" if answer is None else str(answer),
+            retrieved=retrieved,
+            cited_chunk_ids=cited,
+            refused=refused,
+        )
 
     def _chunk(self, item: Any, rank: int) -> RetrievedChunk:
         if isinstance(item, str):
-            return RetrievedChunk(chunk_id="ctx-" + sha256_hex(item)[:12], doc_id="", text=item,
-                                  rank=rank)
+            return RetrievedChunk(
+                chunk_id="ctx-" + sha256_hex(item)[:12], doc_id="", text=item, rank=rank
+            )
         if self.context_text_field is None:
-            raise PathError(f"context {rank} of contexts_path {self.contexts_path!r} is "
-                            f"{'an object' if isinstance(item, dict) else type(item).__name__}"
-                            f"; without a context_text_field each context must be a string")
-        text = resolve(item, self.context_text_field,
-                       label=f"context {rank} of contexts_path {self.contexts_path!r}: "
-                             f"context_text_field")
+            raise PathError(
+                f"context {rank} of contexts_path {self.contexts_path!r} is "
+                f"{'an object' if isinstance(item, dict) else type(item).__name__}"
+                f"; without a context_text_field each context must be a string"
+            )
+        text = resolve(
+            item,
+            self.context_text_field,
+            label=f"context {rank} of contexts_path {self.contexts_path!r}: context_text_field",
+        )
         text = "" if text is None else str(text)
 
         def optional(path: str | None) -> Any:
@@ -383,11 +455,17 @@ class HttpPipeline:
         try:
             score_value = None if score is None else float(score)
         except (TypeError, ValueError):
-            raise PathError(f"context {rank} of contexts_path {self.contexts_path!r}: "
-                            f"score_field {self.score_field!r} is not a number: "
-                            f"{str(score)[:60]!r}") from None
+            raise PathError(
+                f"context {rank} of contexts_path {self.contexts_path!r}: "
+                f"score_field {self.score_field!r} is not a number: "
+                f"{str(score)[:60]!r}"
+            ) from None
         if chunk_id in (None, ""):
             chunk_id = "ctx-" + sha256_hex(text)[:12]
         return RetrievedChunk(
             chunk_id=str(chunk_id),
-            doc_id="" if doc_id is None else str(doc_id), text=text, rank=rank, score=score_value)
+            doc_id="" if doc_id is None else str(doc_id),
+            text=text,
+            rank=rank,
+            score=score_value,
+        )

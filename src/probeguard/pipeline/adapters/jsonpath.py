@@ -24,12 +24,20 @@ import functools
 import json
 import re
 from dataclasses import dataclass
-from typing import Any, Union
+from typing import Any
 
 from probeguard.core.errors import PipelineCallError
 
-__all__ = ["PathError", "PathSyntaxError", "Key", "Index", "Wildcard", "parse_path", "resolve",
-           "has_wildcard"]
+__all__ = [
+    "PathError",
+    "PathSyntaxError",
+    "Key",
+    "Index",
+    "Wildcard",
+    "parse_path",
+    "resolve",
+    "has_wildcard",
+]
 
 
 class PathError(PipelineCallError):
@@ -67,7 +75,7 @@ class Wildcard:
         return "[*]"
 
 
-Segment = Union[Key, Index, Wildcard]
+Segment = Key | Index | Wildcard
 
 _TOKEN = re.compile(
     r"""
@@ -99,7 +107,8 @@ def parse_path(path: str) -> tuple[Segment, ...]:
         if m is None:
             raise PathSyntaxError(
                 f"bad path {path!r}: cannot parse {text[pos:]!r}; "
-                'expected .key, [n], [*], .* or ["key"]')
+                'expected .key, [n], [*], .* or ["key"]'
+            )
         if m.group("key") is not None:
             segments.append(Key(m.group("key")))
         elif m.group("index") is not None:
@@ -149,34 +158,58 @@ def _fail(path: str | tuple[Segment, ...], label: str | None, message: str) -> P
     return PathError(f"{name}: {message}")
 
 
-def _walk(value: Any, segments: tuple[Segment, ...], i: int, path: str | tuple[Segment, ...],
-          label: str | None) -> list[Any]:
+def _walk(
+    value: Any,
+    segments: tuple[Segment, ...],
+    i: int,
+    path: str | tuple[Segment, ...],
+    label: str | None,
+) -> list[Any]:
     if i == len(segments):
         return [value]
     seg = segments[i]
     if isinstance(seg, Key):
         if not isinstance(value, dict):
-            raise _fail(path, label, f"expected an object at {_where(segments, i)} to look up "
-                                     f"{seg.name!r}, found {_describe(value)}")
+            raise _fail(
+                path,
+                label,
+                f"expected an object at {_where(segments, i)} to look up "
+                f"{seg.name!r}, found {_describe(value)}",
+            )
         if seg.name not in value:
-            raise _fail(path, label, f"key {seg.name!r} not found at {_where(segments, i)}, "
-                                     f"which is {_describe(value)}")
+            raise _fail(
+                path,
+                label,
+                f"key {seg.name!r} not found at {_where(segments, i)}, which is {_describe(value)}",
+            )
         return _walk(value[seg.name], segments, i + 1, path, label)
     if isinstance(seg, Index):
         if not isinstance(value, list):
-            raise _fail(path, label, f"expected a list at {_where(segments, i)} for index "
-                                     f"{seg.index}, found {_describe(value)}")
+            raise _fail(
+                path,
+                label,
+                f"expected a list at {_where(segments, i)} for index "
+                f"{seg.index}, found {_describe(value)}",
+            )
         if not -len(value) <= seg.index < len(value):
-            raise _fail(path, label, f"index {seg.index} out of range at "
-                                     f"{_where(segments, i)}, which is {_describe(value)}")
+            raise _fail(
+                path,
+                label,
+                f"index {seg.index} out of range at "
+                f"{_where(segments, i)}, which is {_describe(value)}",
+            )
         return _walk(value[seg.index], segments, i + 1, path, label)
     if isinstance(value, list):
         items = value
     elif isinstance(value, dict):
         items = list(value.values())
     else:
-        raise _fail(path, label, f"expected a list or an object at {_where(segments, i)} for "
-                                 f"a wildcard, found {_describe(value)}")
+        raise _fail(
+            path,
+            label,
+            f"expected a list or an object at {_where(segments, i)} for "
+            f"a wildcard, found {_describe(value)}",
+        )
     out: list[Any] = []
     for item in items:
         out.extend(_walk(item, segments, i + 1, path, label))

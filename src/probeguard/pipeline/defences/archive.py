@@ -24,22 +24,30 @@ archived document answers still gets it, at a lower rank.
 from __future__ import annotations
 
 import re
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from probeguard.pipeline.defences.ranking import renumber
 from probeguard.pipeline.retrievers.base import Hit
 
-__all__ = ["OUTDATED_STATUSES", "demote_archived", "document_date", "outdated_doc_ids",
-           "title_family"]
+__all__ = [
+    "OUTDATED_STATUSES",
+    "demote_archived",
+    "document_date",
+    "outdated_doc_ids",
+    "title_family",
+]
 
 OUTDATED_STATUSES = frozenset({"archived", "superseded", "draft", "deprecated", "obsolete"})
 
 _YEAR = re.compile(r"\b(?:1[89]\d{2}|20\d{2})\b")
 _DATE = re.compile(r"^\s*(\d{4})(?:-(\d{1,2})(?:-(\d{1,2}))?)?")
 _SEPARATOR = re.compile(r"\s*(?::|\s-\s|\s—\s|\s–\s)")
-_FAMILY_NOISE = re.compile(r"\([^)]*\)|\[[^\]]*\]|\b(?:1\d{3}|20\d{2})\b|\b(?:draft|archived|"
-                           r"archive|old|revision|superseded|current|version|v\d+)\b",
-                           re.IGNORECASE)
+_FAMILY_NOISE = re.compile(
+    r"\([^)]*\)|\[[^\]]*\]|\b(?:1\d{3}|20\d{2})\b|\b(?:draft|archived|"
+    r"archive|old|revision|superseded|current|version|v\d+)\b",
+    re.IGNORECASE,
+)
 
 
 def document_date(metadata: Mapping[str, Any]) -> tuple[int, int, int] | None:
@@ -70,8 +78,9 @@ def _links(value: Any) -> set[str]:
 
 def _asked_for(meta: Mapping[str, Any], title: str, years: set[str]) -> bool:
     date = document_date(meta)
-    return bool(years) and ((date is not None and str(date[0]) in years)
-                            or bool(years & set(_YEAR.findall(title))))
+    return bool(years) and (
+        (date is not None and str(date[0]) in years) or bool(years & set(_YEAR.findall(title)))
+    )
 
 
 def outdated_doc_ids(hits: Sequence[Hit], question: str = "") -> dict[str, str]:

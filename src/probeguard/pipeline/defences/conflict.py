@@ -16,9 +16,12 @@ when a conflict involves a chunk the answer cites (any chunk, when the answer ci
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
-from probeguard.core.pipeline import ORACLE_DOC_ID, RetrievedChunk
+from probeguard.core.pipeline import ORACLE_DOC_ID, Context, RetrievedChunk
+from probeguard.detectors.contradiction import date_mentions, number_mentions
+from probeguard.detectors.offline_judge import OfflineJudge
 from probeguard.nlp.text import sentence_spans
 
 __all__ = ["POLARITY_REASON", "conflicts", "touches"]
@@ -35,14 +38,11 @@ def conflicts(chunks: Sequence[RetrievedChunk]) -> list[dict[str, Any]]:
     """Number or date disagreements between the chunks of different documents, each
     ``{"chunk_ids": [a, b], "doc_ids": [a, b], "claim": ..., "evidence": ..., "reason": ...}``
     (``a`` the chunk whose sentence is the claim), in rank order, each pair of sentences once."""
-    from probeguard.detectors.contradiction import date_mentions, number_mentions
-    from probeguard.detectors.offline_judge import OfflineJudge
-    from probeguard.core.pipeline import Context
 
     judge = OfflineJudge()
     found: list[dict[str, Any]] = []
     seen: set[frozenset[str]] = set()
-    for i, chunk in enumerate(chunks):
+    for chunk in chunks:
         others = [c for c in chunks if _source(c) != _source(chunk)]
         claims = [chunk.text[s:e] for s, e in sentence_spans(chunk.text)]
         claims = [c for c in claims if number_mentions(c) or date_mentions(c)]
@@ -57,9 +57,15 @@ def conflicts(chunks: Sequence[RetrievedChunk]) -> list[dict[str, Any]]:
                 if key in seen:
                     continue
                 seen.add(key)
-                found.append({"chunk_ids": [chunk.chunk_id, other.chunk_id],
-                              "doc_ids": [chunk.doc_id, other.doc_id], "claim": claim,
-                              "evidence": verdict.evidence, "reason": verdict.reason})
+                found.append(
+                    {
+                        "chunk_ids": [chunk.chunk_id, other.chunk_id],
+                        "doc_ids": [chunk.doc_id, other.doc_id],
+                        "claim": claim,
+                        "evidence": verdict.evidence,
+                        "reason": verdict.reason,
+                    }
+                )
     return found
 
 

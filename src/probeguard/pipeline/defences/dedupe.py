@@ -15,11 +15,11 @@ and the current version outranks its draft or archived copy (the pipeline does).
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
+from probeguard.nlp.text import words
 from probeguard.pipeline.defences.ranking import renumber
 from probeguard.pipeline.retrievers.base import Hit
-from probeguard.nlp.text import words
 
 __all__ = ["NEAR_DUPLICATE", "dedupe", "near_duplicate", "shingles"]
 
@@ -32,11 +32,12 @@ def shingles(text: str, n: int = 3) -> frozenset[tuple[str, ...]]:
     w = words(text)
     if len(w) < n:
         return frozenset({tuple(w)}) if w else frozenset()
-    return frozenset(tuple(w[i:i + n]) for i in range(len(w) - n + 1))
+    return frozenset(tuple(w[i : i + n]) for i in range(len(w) - n + 1))
 
 
-def near_duplicate(a: frozenset[tuple[str, ...]], b: frozenset[tuple[str, ...]],
-                   threshold: float = NEAR_DUPLICATE) -> bool:
+def near_duplicate(
+    a: frozenset[tuple[str, ...]], b: frozenset[tuple[str, ...]], threshold: float = NEAR_DUPLICATE
+) -> bool:
     """Shingle containment ≥ ``threshold`` (two empty texts are not duplicates)."""
     if not a or not b:
         return False
@@ -50,8 +51,14 @@ def dedupe(hits: Sequence[Hit]) -> tuple[list[Hit], list[dict[str, str]]]:
     dropped: list[dict[str, str]] = []
     for hit in hits:
         sh = shingles(hit.chunk.text)
-        twin = next((k for k, ksh in kept if k.chunk.doc_id != hit.chunk.doc_id
-                     and near_duplicate(sh, ksh)), None)
+        twin = next(
+            (
+                k
+                for k, ksh in kept
+                if k.chunk.doc_id != hit.chunk.doc_id and near_duplicate(sh, ksh)
+            ),
+            None,
+        )
         if twin is None:
             kept.append((hit, sh))
         else:

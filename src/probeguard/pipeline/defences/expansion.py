@@ -19,21 +19,20 @@ from __future__ import annotations
 
 from functools import lru_cache
 
+from probeguard.models.generators.extractive import stem
+from probeguard.nlp.paraphrase import JARGON, SYNONYMS
 from probeguard.nlp.text import words
 
 __all__ = ["expand_query", "expansion_terms"]
 
 
 def _stems(text: str) -> tuple[str, ...]:
-    from probeguard.models.generators.extractive import stem
-
     return tuple(stem(w) for w in words(text))
 
 
 @lru_cache(maxsize=1)
 def _graph() -> tuple[tuple[tuple[str, ...], tuple[str, ...]], ...]:
     """(stemmed phrase, its neighbours as text) for every phrase of the two tables."""
-    from probeguard.nlp.paraphrase import JARGON, SYNONYMS
 
     links: dict[str, list[str]] = {}
 
@@ -57,7 +56,7 @@ def _contains(haystack: tuple[str, ...], needle: tuple[str, ...]) -> int:
     """Index of the first occurrence of ``needle`` in ``haystack``, or -1."""
     n = len(needle)
     for i in range(len(haystack) - n + 1):
-        if haystack[i:i + n] == needle:
+        if haystack[i : i + n] == needle:
             return i
     return -1
 
@@ -70,8 +69,11 @@ def expansion_terms(question: str) -> list[str]:
         at = _contains(query, phrase)
         if at >= 0:
             found.append((at, at + len(phrase), order, neighbours))
-    found = [f for f in found if not any(g[0] <= f[0] and f[1] <= g[1] and g[1] - g[0] > f[1] - f[0]
-                                         for g in found)]
+    found = [
+        f
+        for f in found
+        if not any(g[0] <= f[0] and f[1] <= g[1] and g[1] - g[0] > f[1] - f[0] for g in found)
+    ]
     added: list[str] = []
     for _, _, _, neighbours in sorted(found, key=lambda f: (f[0], f[2])):
         for n in neighbours:

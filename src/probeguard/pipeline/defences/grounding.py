@@ -17,9 +17,12 @@ answers. The false-refusal rate of the benign controls measures this.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from probeguard.core.pipeline import Context
+from probeguard.detectors.claims import decompose, factual
+from probeguard.detectors.offline_judge import OfflineJudge
 
 __all__ = ["check_grounding"]
 
@@ -27,19 +30,23 @@ __all__ = ["check_grounding"]
 def check_grounding(answer: str, contexts: Sequence[Context]) -> dict[str, Any]:
     """``{"status": "grounded" | "ungrounded" | "unscored", "claims": n, "unsupported":
     [claim texts, at most 5]}`` for ``answer`` against ``contexts``."""
-    from probeguard.detectors.claims import decompose, factual
-    from probeguard.detectors.offline_judge import OfflineJudge
 
     claims = factual(decompose(answer))
     if not claims or not contexts:
         status = "unscored" if not claims else "ungrounded"
-        return {"status": status, "claims": len(claims),
-                "unsupported": [c.text for c in claims][:5]}
+        return {
+            "status": status,
+            "claims": len(claims),
+            "unsupported": [c.text for c in claims][:5],
+        }
     judgment = OfflineJudge().judge(claims, list(contexts))
     labels = judgment.claim_labels()
     scored = [(c, label) for c, label in zip(claims, labels) if label != "unscored"]
     if not scored:
         return {"status": "unscored", "claims": len(claims), "unsupported": []}
     bad = [c.text for c, label in scored if label != "supported"]
-    return {"status": "ungrounded" if bad else "grounded", "claims": len(claims),
-            "unsupported": bad[:5]}
+    return {
+        "status": "ungrounded" if bad else "grounded",
+        "claims": len(claims),
+        "unsupported": bad[:5],
+    }

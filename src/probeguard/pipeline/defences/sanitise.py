@@ -27,8 +27,11 @@ from __future__ import annotations
 import base64
 import binascii
 import re
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
+from probeguard.detectors.fabrication import attack_phrases
+from probeguard.nlp.obfuscation import fold
 from probeguard.nlp.text import sentence_spans
 
 __all__ = ["instruction_phrases", "payload_tokens", "sanitise_texts"]
@@ -39,8 +42,6 @@ _ADDRESS = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+|\bhttps?://\S+|\bwww\.\S+",
 
 
 def _fold(text: str) -> str:
-    from probeguard.nlp.obfuscation import fold
-
     return fold(text)
 
 
@@ -58,7 +59,6 @@ def _decoded_blobs(text: str) -> list[str]:
 
 def instruction_phrases(sentence: str) -> list[str]:
     """The attack phrases of the folded sentence and of the base64 blobs it carries."""
-    from probeguard.detectors.fabrication import attack_phrases
 
     folded = _fold(sentence)
     found = attack_phrases(folded)
@@ -74,8 +74,12 @@ def payload_tokens(sentence: str) -> set[str]:
     tokens = {m.group(0).lower().rstrip(".,;:") for m in _ADDRESS.finditer(folded)}
     for m in _CODE.finditer(folded):
         token = m.group(0)
-        if len(token) >= 6 and re.search(r"\d", token) and re.search(r"[A-Za-z]", token) \
-                and not _BASE64.fullmatch(token):
+        if (
+            len(token) >= 6
+            and re.search(r"\d", token)
+            and re.search(r"[A-Za-z]", token)
+            and not _BASE64.fullmatch(token)
+        ):
             tokens.add(token.lower())
     return tokens
 

@@ -17,8 +17,9 @@ above rank 4 (1/4).
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from fnmatch import fnmatchcase
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from probeguard.pipeline.defences.ranking import renumber
 from probeguard.pipeline.retrievers.base import Hit
@@ -44,8 +45,13 @@ def trust_weight(tier: str, tiers: Mapping[str, float], default: float) -> float
     return float(default)
 
 
-def apply_trust(hits: Sequence[Hit], sources: Mapping[str, str], tiers: Mapping[str, float],
-                default: float, trust_field: str) -> tuple[list[Hit], dict[str, Any]]:
+def apply_trust(
+    hits: Sequence[Hit],
+    sources: Mapping[str, str],
+    tiers: Mapping[str, float],
+    default: float,
+    trust_field: str,
+) -> tuple[list[Hit], dict[str, Any]]:
     """The hits re-weighted by trust (module docstring) and a record of what changed:
     ``{"dropped": [doc ids], "weights": {doc id: weight}}`` for documents weighted ≠ 1.
     ``sources`` maps a document id to its source ("" when unknown)."""

@@ -4,10 +4,11 @@ no re-ranking."""
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
-from probeguard.pipeline.rerankers.base import Reranker
 from probeguard.core.plugins import construct, load_class
+from probeguard.pipeline.rerankers.base import Reranker
 
 RERANKERS: dict[str, tuple[str, str]] = {
     "lexical": ("probeguard.pipeline.rerankers.lexical", "LexicalReranker"),

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from probeguard.pipeline.retrievers.base import Hit
 
@@ -24,9 +25,8 @@ class Reranker(ABC):
             raise RuntimeError(f"{self.name}: {len(scores)} scores for {len(hits)} hits")
         order = sorted(range(len(hits)), key=lambda i: (-scores[i], i))
         if top_n is not None:
-            order = order[:max(top_n, 0)]
-        return [Hit(chunk=hits[i].chunk, score=scores[i], rank=r)
-                for r, i in enumerate(order, 1)]
+            order = order[: max(top_n, 0)]
+        return [Hit(chunk=hits[i].chunk, score=scores[i], rank=r) for r, i in enumerate(order, 1)]
 
     @abstractmethod
     def score(self, query: str, hits: Sequence[Hit]) -> Sequence[float]:

@@ -6,7 +6,8 @@ the model's raw relevance logits."""
 from __future__ import annotations
 
 import threading
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from probeguard.core.errors import MissingExtraError
 from probeguard.pipeline.rerankers.base import Reranker
@@ -18,8 +19,13 @@ class CrossEncoderReranker(Reranker):
 
     name = "cross-encoder"
 
-    def __init__(self, model_name: str = "cross-encoder/ms-marco-MiniLM-L-6-v2",
-                 device: str = "cpu", batch_size: int = 32, max_length: int = 512) -> None:
+    def __init__(
+        self,
+        model_name: str = "cross-encoder/ms-marco-MiniLM-L-6-v2",
+        device: str = "cpu",
+        batch_size: int = 32,
+        max_length: int = 512,
+    ) -> None:
         self.model_name = model_name
         self.device = device
         self.batch_size = int(batch_size)
@@ -34,10 +40,12 @@ class CrossEncoderReranker(Reranker):
                     try:
                         from sentence_transformers import CrossEncoder
                     except ImportError as exc:
-                        raise MissingExtraError("sentence-transformers",
-                                                "sentence_transformers") from exc
-                    self._model = CrossEncoder(self.model_name, device=self.device,
-                                               max_length=self.max_length)
+                        raise MissingExtraError(
+                            "sentence-transformers", "sentence_transformers"
+                        ) from exc
+                    self._model = CrossEncoder(
+                        self.model_name, device=self.device, max_length=self.max_length
+                    )
         return self._model
 
     def score(self, query: str, hits: Sequence[Hit]) -> Sequence[float]:

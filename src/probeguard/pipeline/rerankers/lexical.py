@@ -19,11 +19,12 @@ with no content words scores every hit 0 and keeps the incoming order. Determini
 from __future__ import annotations
 
 import math
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
+from probeguard.nlp.text import content_words
 from probeguard.pipeline.rerankers.base import Reranker
 from probeguard.pipeline.retrievers.base import Hit
-from probeguard.nlp.text import content_words
 
 
 def shortest_window(tokens: Sequence[str], terms: set[str]) -> int:
@@ -89,10 +90,14 @@ class LexicalReranker(Reranker):
             proximity = 0.0
             if len(matched) >= 2:
                 proximity = len(matched) / shortest_window(tokens, set(matched))
-            scores.append(coverage + self.phrase_weight * phrase
-                          + self.proximity_weight * proximity)
+            scores.append(
+                coverage + self.phrase_weight * phrase + self.proximity_weight * proximity
+            )
         return scores
 
     def config(self) -> dict[str, Any]:
-        return {"name": self.name, "phrase_weight": self.phrase_weight,
-                "proximity_weight": self.proximity_weight}
+        return {
+            "name": self.name,
+            "phrase_weight": self.phrase_weight,
+            "proximity_weight": self.proximity_weight,
+        }

@@ -4,8 +4,9 @@ metadata filters."""
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from probeguard.core.documents import Chunk
 

@@ -15,7 +15,8 @@ so filters on list-valued keys (which ``filters.matches`` supports) do not match
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -25,8 +26,12 @@ from probeguard.core.hashing import canonical_json
 from probeguard.models.embedders.base import Embedder
 from probeguard.pipeline.retrievers.base import Hit, Retriever, SearchRequest
 from probeguard.pipeline.retrievers.dense import fitted_copy
-from probeguard.pipeline.retrievers.filters import (hits_from, merge_ranked, normalize_filters,
-                                                    overlay_visible)
+from probeguard.pipeline.retrievers.filters import (
+    hits_from,
+    merge_ranked,
+    normalize_filters,
+    overlay_visible,
+)
 
 _RESERVED = ("doc_id", "chunk_index")
 _BATCH = 1024
@@ -47,22 +52,23 @@ def chroma_metadata(chunk: Chunk) -> dict[str, str | int | float | bool]:
     for key, value in chunk.metadata.items():
         if key in _RESERVED or value is None:
             continue
-        meta[key] = value if isinstance(value, (str, int, float, bool)) \
-            else canonical_json(value)
+        meta[key] = value if isinstance(value, (str, int, float, bool)) else canonical_json(value)
     meta["doc_id"] = chunk.doc_id
     meta["chunk_index"] = chunk.index
     return meta
 
 
-def where_clause(exclude_doc_ids: frozenset[str], filters: dict[str, tuple[Any, ...]]
-                 ) -> dict[str, Any] | None:
+def where_clause(
+    exclude_doc_ids: frozenset[str], filters: dict[str, tuple[Any, ...]]
+) -> dict[str, Any] | None:
     """A Chroma ``where`` filter equivalent to the mask and (scalar) filters."""
     clauses: list[dict[str, Any]] = []
     if exclude_doc_ids:
         clauses.append({"doc_id": {"$nin": sorted(exclude_doc_ids)}})
     for key, accepted in filters.items():
-        clauses.append({key: {"$in": list(accepted)}} if len(accepted) > 1
-                       else {key: {"$eq": accepted[0]}})
+        clauses.append(
+            {key: {"$in": list(accepted)}} if len(accepted) > 1 else {key: {"$eq": accepted[0]}}
+        )
     if not clauses:
         return None
     return clauses[0] if len(clauses) == 1 else {"$and": clauses}
@@ -75,9 +81,14 @@ class ChromaRetriever(Retriever):
 
     name = "chroma"
 
-    def __init__(self, embedder: Embedder, path: str = ".probeguard/chroma",
-                 collection: str = "probeguard", min_score: float | None = None,
-                 client: Any = None) -> None:
+    def __init__(
+        self,
+        embedder: Embedder,
+        path: str = ".probeguard/chroma",
+        collection: str = "probeguard",
+        min_score: float | None = None,
+        client: Any = None,
+    ) -> None:
         self.embedder = embedder
         self._source = embedder
         self.path = path
@@ -99,19 +110,22 @@ class ChromaRetriever(Retriever):
         chunks = list(chunks)
         try:
             client.delete_collection(self.collection_name)
-        except Exception:  # noqa: BLE001 - Chroma raises different types across versions
+        except Exception:
             pass
         collection = client.create_collection(
-            name=self.collection_name, embedding_function=None,
-            metadata={"hnsw:space": "cosine"})
+            name=self.collection_name, embedding_function=None, metadata={"hnsw:space": "cosine"}
+        )
         texts = [c.text for c in chunks]
         self.embedder = fitted_copy(self._source, texts)
         for start in range(0, len(chunks), _BATCH):
-            part = chunks[start:start + _BATCH]
+            part = chunks[start : start + _BATCH]
             vectors = self.embedder.embed([c.text for c in part])
-            collection.add(ids=[c.id for c in part], embeddings=vectors.tolist(),
-                           documents=[c.text for c in part],
-                           metadatas=[chroma_metadata(c) for c in part])
+            collection.add(
+                ids=[c.id for c in part],
+                embeddings=vectors.tolist(),
+                documents=[c.text for c in part],
+                metadatas=[chroma_metadata(c) for c in part],
+            )
         self._collection = collection
         self._chunks = chunks
         self._by_id = {}
@@ -133,9 +147,12 @@ class ChromaRetriever(Retriever):
         n_results = min(request.k + len(shadowed), len(self._chunks))
         if n_results:
             where = where_clause(exclude, filters)
-            result = self._collection.query(query_embeddings=[query.tolist()],
-                                            n_results=n_results, where=where,
-                                            include=["distances"])
+            result = self._collection.query(
+                query_embeddings=[query.tolist()],
+                n_results=n_results,
+                where=where,
+                include=["distances"],
+            )
             for cid, distance in zip(result["ids"][0], result["distances"][0]):
                 if cid in shadowed:
                     continue
@@ -150,6 +167,10 @@ class ChromaRetriever(Retriever):
         return hits_from(merge_ranked(candidates, request.k, min_score))
 
     def config(self) -> dict[str, Any]:
-        return {"name": self.name, "embedder": self.embedder.config(),
-                "collection": self.collection_name, "space": "cosine",
-                "min_score": self.min_score}
+        return {
+            "name": self.name,
+            "embedder": self.embedder.config(),
+            "collection": self.collection_name,
+            "space": "cosine",
+            "min_score": self.min_score,
+        }

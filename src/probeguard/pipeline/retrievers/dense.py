@@ -17,15 +17,21 @@ fitted copy. (``fit`` implementations rebind their statistics rather than mutate
 from __future__ import annotations
 
 import copy
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
 from probeguard.core.documents import Chunk
 from probeguard.models.embedders.base import Embedder
 from probeguard.pipeline.retrievers.base import Hit, Retriever, SearchRequest
-from probeguard.pipeline.retrievers.filters import (ChunkMask, hits_from, merge_ranked,
-                                                    top_k_indices, visibility)
+from probeguard.pipeline.retrievers.filters import (
+    ChunkMask,
+    hits_from,
+    merge_ranked,
+    top_k_indices,
+    visibility,
+)
 
 
 def fitted_copy(embedder: Embedder, texts: Sequence[str]) -> Embedder:
@@ -93,5 +99,4 @@ class DenseRetriever(Retriever):
         return hits_from(merge_ranked(candidates, request.k, vis.min_score))
 
     def config(self) -> dict[str, Any]:
-        return {"name": self.name, "embedder": self.embedder.config(),
-                "min_score": self.min_score}
+        return {"name": self.name, "embedder": self.embedder.config(), "min_score": self.min_score}

@@ -11,11 +11,12 @@ MiniLM) and a default BM25. ``ValueError`` for an unknown name or parameter.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Mapping
+from collections.abc import Callable, Mapping
+from typing import Any
 
+from probeguard.core.plugins import construct, load_class
 from probeguard.models.embedders.base import Embedder
 from probeguard.models.embedders.factory import make_embedder
-from probeguard.core.plugins import construct, load_class
 from probeguard.pipeline.retrievers.base import Retriever
 
 RETRIEVERS: dict[str, tuple[str, str]] = {
@@ -27,9 +28,10 @@ RETRIEVERS: dict[str, tuple[str, str]] = {
 DEFAULT_EMBEDDER: dict[str, Any] = {"name": "minilm"}
 
 
-def make_retriever(spec: Mapping[str, Any],
-                   embedder_factory: Callable[[Mapping[str, Any]], Embedder] = make_embedder
-                   ) -> Retriever:
+def make_retriever(
+    spec: Mapping[str, Any],
+    embedder_factory: Callable[[Mapping[str, Any]], Embedder] = make_embedder,
+) -> Retriever:
     """A retriever from ``{"name": ..., **params}`` (see the module docstring)."""
     params = dict(spec)
     name = params.pop("name", None)

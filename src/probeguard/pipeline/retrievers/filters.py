@@ -20,8 +20,9 @@ overlay chunks in request order (positions ``N .. N+M-1``).
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -66,11 +67,15 @@ def matches(metadata: Mapping[str, Any], filters: Mapping[str, tuple[Any, ...]])
     return True
 
 
-def overlay_visible(extra: Sequence[Chunk], exclude_doc_ids: frozenset[str],
-                    filters: Mapping[str, tuple[Any, ...]]) -> list[int]:
+def overlay_visible(
+    extra: Sequence[Chunk], exclude_doc_ids: frozenset[str], filters: Mapping[str, tuple[Any, ...]]
+) -> list[int]:
     """Positions (within ``extra``) of the overlay chunks that survive the mask and filters."""
-    return [i for i, c in enumerate(extra)
-            if c.doc_id not in exclude_doc_ids and matches(c.metadata, filters)]
+    return [
+        i
+        for i, c in enumerate(extra)
+        if c.doc_id not in exclude_doc_ids and matches(c.metadata, filters)
+    ]
 
 
 class ChunkMask:
@@ -119,9 +124,12 @@ class ChunkMask:
             self._key_index[key] = built
             return built
 
-    def allowed(self, exclude_doc_ids: Iterable[str] = (),
-                filters: Mapping[str, tuple[Any, ...]] | None = None,
-                shadowed_ids: Iterable[str] = ()) -> np.ndarray | None:
+    def allowed(
+        self,
+        exclude_doc_ids: Iterable[str] = (),
+        filters: Mapping[str, tuple[Any, ...]] | None = None,
+        shadowed_ids: Iterable[str] = (),
+    ) -> np.ndarray | None:
         """Boolean array of length N (True = may be returned), or ``None`` when nothing is
         masked (the fast path)."""
         mask: np.ndarray | None = None
@@ -175,14 +183,15 @@ def top_k_indices(scores: np.ndarray, k: int, floor: float = -np.inf) -> np.ndar
     return idx[order].astype(np.int64, copy=False)
 
 
-def merge_ranked(candidates: list[tuple[float, int, Chunk]], k: int,
-                 min_score: float | None) -> list[tuple[float, Chunk]]:
+def merge_ranked(
+    candidates: list[tuple[float, int, Chunk]], k: int, min_score: float | None
+) -> list[tuple[float, Chunk]]:
     """Merge ``(score, position, chunk)`` candidates: drop scores below ``min_score``, sort
     by score (desc) then position, keep ``k``."""
     if min_score is not None:
         candidates = [c for c in candidates if c[0] >= min_score]
     candidates.sort(key=lambda c: (-c[0], c[1]))
-    return [(s, ch) for s, _, ch in candidates[:max(k, 0)]]
+    return [(s, ch) for s, _, ch in candidates[: max(k, 0)]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -195,8 +204,9 @@ class Visibility:
     min_score: float | None
 
 
-def visibility(request: SearchRequest, mask: ChunkMask, default_min_score: float | None
-               ) -> Visibility:
+def visibility(
+    request: SearchRequest, mask: ChunkMask, default_min_score: float | None
+) -> Visibility:
     """Apply the request's mask, filters and overlay shadowing (see the module docstring);
     ``min_score`` is the request's, else ``default_min_score``."""
     filters = normalize_filters(request.filters)

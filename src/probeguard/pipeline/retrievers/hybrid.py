@@ -15,7 +15,8 @@ apply to their candidate lists before fusion (the request's ``min_score`` is not
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from probeguard.core.documents import Chunk
 from probeguard.pipeline.retrievers.base import Hit, Retriever, SearchRequest
@@ -28,8 +29,14 @@ class HybridRetriever(Retriever):
 
     name = "hybrid"
 
-    def __init__(self, dense: Retriever, bm25: Retriever, rrf_k: int = 60, candidates: int = 50,
-                 min_score: float | None = None) -> None:
+    def __init__(
+        self,
+        dense: Retriever,
+        bm25: Retriever,
+        rrf_k: int = 60,
+        candidates: int = 50,
+        min_score: float | None = None,
+    ) -> None:
         if rrf_k < 0 or candidates < 1:
             raise ValueError(f"need rrf_k >= 0 and candidates >= 1, got {rrf_k}, {candidates}")
         self.dense = dense
@@ -52,9 +59,14 @@ class HybridRetriever(Retriever):
     def search(self, request: SearchRequest) -> list[Hit]:
         if request.k <= 0:
             return []
-        sub = SearchRequest(query=request.query, k=max(self.candidates, request.k),
-                            extra=request.extra, exclude_doc_ids=request.exclude_doc_ids,
-                            filters=request.filters, min_score=None)
+        sub = SearchRequest(
+            query=request.query,
+            k=max(self.candidates, request.k),
+            extra=request.extra,
+            exclude_doc_ids=request.exclude_doc_ids,
+            filters=request.filters,
+            min_score=None,
+        )
         overlay_pos = {c.id: self._n + j for j, c in enumerate(request.extra)}
         fused: dict[str, float] = {}
         chunk_of: dict[str, Chunk] = {}
@@ -71,6 +83,11 @@ class HybridRetriever(Retriever):
         return hits_from(merge_ranked(candidates, request.k, min_score))
 
     def config(self) -> dict[str, Any]:
-        return {"name": self.name, "rrf_k": self.rrf_k, "candidates": self.candidates,
-                "min_score": self.min_score, "dense": self.dense.config(),
-                "bm25": self.bm25.config()}
+        return {
+            "name": self.name,
+            "rrf_k": self.rrf_k,
+            "candidates": self.candidates,
+            "min_score": self.min_score,
+            "dense": self.dense.config(),
+            "bm25": self.bm25.config(),
+        }
