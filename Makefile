@@ -21,17 +21,24 @@ install: $(STAMP)
 demo: install
 	$(BIN)/probeguard scan --demo --out runs/demo
 
-# Lint: ruff (lint + format), the import contract (layers, in pyproject.toml).
+# Lint: ruff (lint + format), the import contract (layers), mypy (strict for core, stats and
+# metrics; settings in pyproject.toml).
 lint: install
 	$(BIN)/ruff check src tests benchmarks examples
 	$(BIN)/ruff format --check src tests benchmarks examples
 	$(BIN)/lint-imports
+	$(BIN)/mypy
 
+# Every test, the slow ones (a real model, many calls, demo scans) included.
 test: lint
 	PROBEGUARD_SHARED_DATA=$(SHARED_DATA) $(BIN)/python -m pytest -q -p no:cacheprovider
+
+# The fast tier: everything not marked slow.
+test-fast: lint
+	PROBEGUARD_SHARED_DATA=$(SHARED_DATA) $(BIN)/python -m pytest -q -p no:cacheprovider -m "not slow"
 
 bench: install
 	PROBEGUARD_SHARED_DATA=$(SHARED_DATA) $(BIN)/python -m benchmarks.run_all
 
 clean:
-	rm -rf $(VENV) runs .probeguard-cache
+	rm -rf $(VENV) runs .probeguard-cache .mypy_cache

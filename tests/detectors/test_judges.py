@@ -474,6 +474,13 @@ def test_parse_reply_is_strict():
             parse_reply(bad, ClaimReply, None)
 
 
+def test_parse_reply_rejects_json_python_cannot_convert():
+    # Regression: json.loads raises a plain ValueError (no .msg/.pos) for an integer longer
+    # than Python's int-conversion limit; parse_reply raised AttributeError instead.
+    with pytest.raises(ValueError, match="not valid JSON"):
+        parse_reply('{"verdicts": [' + "1" * 5000 + "]}", ClaimReply, None)
+
+
 @needs_smollm2
 def test_llm_judge_backed_by_local_smollm2():
     # A real model behind a real OpenAI-compatible server: whatever SmolLM2-135M answers,

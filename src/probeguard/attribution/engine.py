@@ -299,8 +299,8 @@ def attribute(
                 plans.setdefault(name, []).append(plan)
             if _combine(plans[name])[0] == "run":
                 for role, plan in zip(failure.roles, plans[name]):
-                    swapped = _swap_case(failure.records[role].case, plan)
-                    cases.setdefault(swapped.id, swapped)
+                    swapped_case = _swap_case(failure.records[role].case, plan)
+                    cases.setdefault(swapped_case.id, swapped_case)
         planned.append(plans)
     result = runner.run(list(cases.values())) if cases else None
     reruns = {r.case.id: r for r in result.records} if result is not None else {}
@@ -315,7 +315,7 @@ def attribute(
                 outcomes[name] = status
                 evidence.append(SwapOutcome(swap=name, outcome=status, reason=reason))
                 continue
-            swapped = {}
+            swapped: dict[str, CaseRecord] = {}
             for role, plan in zip(failure.roles, role_plans):
                 rec = reruns[f"attribution:{name}:{failure.records[role].case.id}"]
                 swapped[role] = _relabel_oracle(rec, plan.gold_doc_ids)
@@ -366,14 +366,14 @@ def attribute(
             Attribution(
                 kind=failure.kind,
                 probe=failure.probe,
-                group=failure.group,  # type: ignore[arg-type]
+                group=failure.group,
                 case_ids=[failure.records[r].case.id for r in failure.roles],
                 cause=decision.cause,
                 also=list(decision.also),
-                reason=decision.reason,  # type: ignore[arg-type]
+                reason=decision.reason,
                 basis=decision.basis,
                 row=decision.row,
-                notes=list(decision.notes),  # type: ignore[arg-type]
+                notes=list(decision.notes),
                 observed={
                     "abstain": observed.abstain,
                     "gold_retrieved": observed.gold_retrieved,

@@ -102,7 +102,7 @@ class Variation(BaseModel):
     def _omit_empty_defences(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
         # Keeps the serialised form (and so every cache key) of a call without defence
         # overrides exactly what it was before the field existed.
-        data = handler(self)
+        data: dict[str, Any] = handler(self)
         if not self.defences and isinstance(data, dict):
             data.pop("defences", None)
         return data

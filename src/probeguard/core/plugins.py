@@ -21,10 +21,11 @@ def load_class(registry: Registry, kind: str, name: Any) -> type:
     if name not in registry:
         raise ValueError(f"unknown {kind} {name!r}; known: {', '.join(sorted(registry))}")
     module, attr = registry[name]
-    return getattr(importlib.import_module(module), attr)
+    cls: type = getattr(importlib.import_module(module), attr)
+    return cls
 
 
-def construct(cls: type, kind: str, name: str, params: Mapping[str, Any]) -> Any:
+def construct(cls: type[Any], kind: str, name: str, params: Mapping[str, Any]) -> Any:
     """``cls(**params)``, rejecting parameters its constructor does not take."""
     accepted = [p for p in inspect.signature(cls.__init__).parameters if p != "self"]
     unknown = sorted(set(params) - set(accepted))

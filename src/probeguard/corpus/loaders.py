@@ -134,21 +134,27 @@ def iter_json_records(
 _WS = re.compile(r"[ \t\n\r]*")
 
 
+def _skip_ws(text: str, pos: int) -> int:
+    """Offset of the first non-whitespace character at or after ``pos``."""
+    match = _WS.match(text, pos)  # `[ \t\n\r]*` matches anywhere, if only the empty string
+    return match.end() if match else pos
+
+
 def _find_key_array(text: str, key: str) -> int:
     """Offset of the ``[`` that opens ``key``'s value in a top-level JSON object."""
     dec = json.JSONDecoder()
     found = -1
-    pos = _WS.match(text, text.index("{") + 1).end()
+    pos = _skip_ws(text, text.index("{") + 1)
     while pos < len(text) and text[pos] != "}":
         name, pos = dec.raw_decode(text, pos)
-        pos = _WS.match(text, pos).end() + 1  # past ':'
-        pos = _WS.match(text, pos).end()
+        pos = _skip_ws(text, pos) + 1  # past ':'
+        pos = _skip_ws(text, pos)
         if name == key and text[pos] == "[":
             found = pos  # the last duplicate key wins, as in json.loads
         _, pos = dec.raw_decode(text, pos)
-        pos = _WS.match(text, pos).end()
+        pos = _skip_ws(text, pos)
         if pos < len(text) and text[pos] == ",":
-            pos = _WS.match(text, pos + 1).end()
+            pos = _skip_ws(text, pos + 1)
     return found
 
 
@@ -156,16 +162,16 @@ def _item_lines(text: str, array_at: int, count: int) -> list[int]:
     """1-based line where each of the ``count`` items of the array at ``array_at`` starts."""
     dec = json.JSONDecoder()
     lines: list[int] = []
-    pos = _WS.match(text, array_at + 1).end()
+    pos = _skip_ws(text, array_at + 1)
     line, last = 1 + text.count("\n", 0, pos), pos
     for _ in range(count):
         line += text.count("\n", last, pos)
         last = pos
         lines.append(line)
         _, pos = dec.raw_decode(text, pos)
-        pos = _WS.match(text, pos).end()
+        pos = _skip_ws(text, pos)
         if pos < len(text) and text[pos] == ",":
-            pos = _WS.match(text, pos + 1).end()
+            pos = _skip_ws(text, pos + 1)
     return lines
 
 

@@ -374,7 +374,7 @@ def _year_context(text: str, start: int) -> bool:
     if before.endswith(("(", "[")):
         return True
     m = re.search(r"([A-Za-z]+)\.?$", before)
-    return bool(m) and m.group(1).lower() in _YEAR_CUES
+    return m is not None and m.group(1).lower() in _YEAR_CUES
 
 
 @dataclass(frozen=True)
@@ -413,9 +413,10 @@ def date_mentions(text: str, *, any_year: bool = False) -> list[DateMention]:
             if day is not None and not 1 <= day <= 31:
                 continue
             if groups.get("mon"):
-                month: int | None = int(groups["mon"])
-                if not 1 <= month <= 12:
+                mon = int(groups["mon"])
+                if not 1 <= mon <= 12:
                     continue
+                month: int | None = mon
                 month_span: tuple[int, int] | None = m.span("mon")
             elif groups.get("month"):
                 month = _MONTH_NUMBER[groups["month"]]

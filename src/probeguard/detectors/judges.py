@@ -131,7 +131,7 @@ class Judgment:
         row = self.verdicts[i]
         for label in ("supported", "contradicted", "unscored"):
             if any(v.label == label for v in row):
-                return label  # type: ignore[return-value]
+                return label
         return "unsupported"
 
     def claim_labels(self) -> list[Label]:

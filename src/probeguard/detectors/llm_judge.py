@@ -136,8 +136,10 @@ def parse_reply(text: str, schema: type[BaseModel], expected: int | None = None)
         body = fenced.group(1).strip()
     try:
         data = json.loads(body)
-    except ValueError as exc:
+    except json.JSONDecodeError as exc:
         raise ValueError(f"not valid JSON ({exc.msg} at char {exc.pos})") from None
+    except ValueError as exc:  # not a syntax error: e.g. an int over Python's digit limit
+        raise ValueError(f"not valid JSON ({exc})") from None
     if not isinstance(data, dict):
         raise ValueError(f"expected a JSON object, got {type(data).__name__}")
     try:
@@ -147,10 +149,8 @@ def parse_reply(text: str, schema: type[BaseModel], expected: int | None = None)
         where = ".".join(str(p) for p in first["loc"]) or "(root)"
         raise ValueError(f"schema error at {where}: {first['msg']}") from None
     if expected is not None:
-        verdicts = reply.verdicts
-        numbers = sorted(
-            getattr(v, "passage", None) or getattr(v, "statement", 0) for v in verdicts
-        )
+        verdicts = reply.verdicts  # type: ignore[attr-defined]  # schemas with `expected` have it
+        numbers = sorted(getattr(v, "passage", 0) or getattr(v, "statement", 0) for v in verdicts)
         if numbers != list(range(1, expected + 1)):
             raise ValueError(f"expected one verdict for each of 1..{expected}, got {numbers}")
     return reply

@@ -134,7 +134,7 @@ def _attribute(
     """The attribution pass: every failure's swaps through the scan's runner (same pipeline,
     cache and settings; no ``run.jsonl`` entries), in one extra run."""
 
-    reference = getattr(pipeline, "config", None)
+    reference: Any = getattr(pipeline, "config", None)
     pipeline_config = reference.model_dump(mode="json") if hasattr(reference, "model_dump") else {}
     rerunner = Runner(pipeline, runner.config, cache=runner.cache)
     return attribute(

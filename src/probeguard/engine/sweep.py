@@ -123,7 +123,7 @@ def lookup(summary: dict[str, Any], path: str) -> Any:
 
 def compare_runs(runs: dict[str, RunLog], *, min_score: float | None = None) -> dict[str, Any]:
     """The comparison of backend runs: headline rows and each backend's gate analysis."""
-    rows = [
+    rows: list[dict[str, Any]] = [
         {
             "label": label,
             "path": path,

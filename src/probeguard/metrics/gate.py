@@ -29,10 +29,14 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from probeguard.core.pipeline import PipelineOutput
 from probeguard.core.records import CaseRecord
 from probeguard.stats import wilson
+
+Scores = Sequence[float] | npt.NDArray[np.floating[Any]]
+"""Top scores: a sequence of floats or a float array."""
 
 SATURATION_SPREAD = 0.25
 """Top-score spread ``(q95 − q05) / |q95|`` below which the score is called saturated."""
@@ -48,7 +52,7 @@ def top_score(output: PipelineOutput) -> float:
     return max(known) if known else math.nan
 
 
-def auroc(positives: Sequence[float], negatives: Sequence[float]) -> float:
+def auroc(positives: Scores, negatives: Scores) -> float:
     """P(positive > negative) + ½·P(tie) over all pairs; NaN when either side is empty."""
     pos = np.asarray(positives, dtype=float)
     neg = np.asarray(negatives, dtype=float)
@@ -59,9 +63,7 @@ def auroc(positives: Sequence[float], negatives: Sequence[float]) -> float:
     return float((greater + 0.5 * ties) / (pos.size * neg.size))
 
 
-def gate_rates(
-    answerable: Sequence[float], unanswerable: Sequence[float], threshold: float
-) -> dict[str, Any]:
+def gate_rates(answerable: Scores, unanswerable: Scores, threshold: float) -> dict[str, Any]:
     """False-refusal and abstention rates (Wilson) of the gate ``s < threshold``."""
     a = np.asarray(answerable, dtype=float)
     u = np.asarray(unanswerable, dtype=float)
@@ -72,7 +74,7 @@ def gate_rates(
     }
 
 
-def best_gate(answerable: Sequence[float], unanswerable: Sequence[float]) -> dict[str, Any] | None:
+def best_gate(answerable: Scores, unanswerable: Scores) -> dict[str, Any] | None:
     """The threshold among the observed finite scores (and just above the highest) that
     maximises Youden's J; None when either side is empty."""
     a = np.asarray(answerable, dtype=float)

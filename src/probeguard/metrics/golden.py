@@ -114,7 +114,8 @@ def score_golden_standard(record: CaseRecord, judges: Judges) -> dict[str, Any] 
     data = score.as_dict()
     data.pop("judgment")
 
-    return json_safe(data)
+    safe: dict[str, Any] = json_safe(data)
+    return safe
 
 
 def summarize_golden_standard(

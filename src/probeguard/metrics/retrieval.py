@@ -201,7 +201,7 @@ def rank_run(ranking: RunRanking) -> list[str]:
         items = list(ranking)
         if all(isinstance(x, str) for x in items):
             return [str(x) for x in items]
-        pairs = [(str(d), float(s)) for d, s in items]  # type: ignore[misc]
+        pairs = [(str(d), float(s)) for d, s in items]
     return [d for d, _ in sorted(pairs, key=lambda p: -p[1])]
 
 

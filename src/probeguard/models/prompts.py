@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from probeguard.core.hashing import digest
+from probeguard.core.pipeline import Context
 from probeguard.nlp.text import CITATION_MARKER
 
 REFUSAL_TEXT = "I don't know: the provided context does not contain the answer."
@@ -31,7 +32,7 @@ class PromptTemplate:
     spotlight: bool = False
     """Delimit each passage's text as untrusted data (see ``spotlight``)."""
 
-    def render_contexts(self, contexts: Sequence[Context]) -> str:  # noqa: F821
+    def render_contexts(self, contexts: Sequence[Context]) -> str:
         lines = []
         for i, ctx in enumerate(contexts, start=1):
             head = f"[{i}]" + (f" ({ctx.title})" if ctx.title else "")
@@ -41,7 +42,7 @@ class PromptTemplate:
             lines.append(f"{head} {text}")
         return "\n".join(lines)
 
-    def messages(self, question: str, contexts: Sequence[Context]) -> list[dict[str, str]]:  # noqa: F821
+    def messages(self, question: str, contexts: Sequence[Context]) -> list[dict[str, str]]:
         """Chat messages for an instruction-tuned model."""
         user = self.user.replace("{contexts}", self.render_contexts(contexts)).replace(
             "{question}", question.strip()

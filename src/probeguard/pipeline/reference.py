@@ -45,7 +45,7 @@ import asyncio
 import threading
 import time
 from collections import ChainMap
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
@@ -168,7 +168,7 @@ class ReferencePipeline:
                 self._embedder = make_embedder(self.config.embedder)
             return self._embedder
 
-    def _shared_embedder(self, spec: dict[str, Any]) -> Embedder:
+    def _shared_embedder(self, spec: Mapping[str, Any]) -> Embedder:
         return self.embedder() if spec == self.config.embedder else make_embedder(spec)
 
     def _retriever_spec(self, mode: str | None) -> dict[str, Any]:

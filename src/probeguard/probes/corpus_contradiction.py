@@ -47,7 +47,7 @@ from typing import Any, ClassVar
 from probeguard.core.cases import Case
 from probeguard.core.documents import Document
 from probeguard.core.hashing import sha256_hex
-from probeguard.core.pipeline import Capability, Variation
+from probeguard.core.pipeline import Capability, PipelineOutput, Variation
 from probeguard.core.records import CaseRecord
 from probeguard.detectors.contradiction import Claim, ContradictionJudge, make_contradiction_judge
 from probeguard.nlp.text import sentence_spans, words
@@ -328,7 +328,7 @@ class CorpusContradiction(Probe):
         for role, record in records.items():
             if role == CLEAN:
                 continue
-            kinds[role] = self._judge_kind(judge, clean, record)
+            kinds[role] = self._judge_kind(judge, clean.output, record)
         judged = {k: v for k, v in kinds.items() if v["outcome"] != "unscored"}
         failed_kinds = [k for k, v in kinds.items() if v["outcome"] in FAILING]
         evidence: dict[str, Any] = {
@@ -344,7 +344,7 @@ class CorpusContradiction(Probe):
         return ProbeVerdict(bool(failed_kinds), evidence)
 
     def _judge_kind(
-        self, judge: ContradictionJudge, clean: CaseRecord, record: CaseRecord
+        self, judge: ContradictionJudge, clean: PipelineOutput, record: CaseRecord
     ) -> dict[str, Any]:
         meta = record.case.meta
         injected = str(meta.get("injected_doc_id", ""))
@@ -380,8 +380,8 @@ class CorpusContradiction(Probe):
         )
         name = getattr(judge, "name", type(judge).__name__)
         out["judge"] = name
-        if not clean.output.refused:
-            before = judge.judge(clean.output.answer, original, contradicting, change)
+        if not clean.refused:
+            before = judge.judge(clean.answer, original, contradicting, change)
             if before.outcome == "unscored":
                 out["reason"] = before.detail.get("reason", "the judge could not read the claims")
                 return out

@@ -1,5 +1,6 @@
 """Statistics: estimates with intervals."""
 
-from probeguard.stats.estimate import Estimate, bootstrap_mean, proportion, wilson
+from probeguard.core.estimate import Estimate
+from probeguard.stats.estimate import bootstrap_mean, proportion, wilson
 
 __all__ = ["Estimate", "bootstrap_mean", "proportion", "wilson"]

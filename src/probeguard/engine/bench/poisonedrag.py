@@ -283,6 +283,12 @@ def load_nq_open_oracle(path: str | Path) -> list[OracleItem]:
 _WS = re.compile(r"[ \t\n\r]*")
 
 
+def _skip_ws(text: str, pos: int) -> int:
+    """Offset of the first non-whitespace character at or after ``pos``."""
+    match = _WS.match(text, pos)  # `[ \t\n\r]*` matches anywhere, if only the empty string
+    return match.end() if match else pos
+
+
 def _object_entries(text: str, file: str) -> Iterator[tuple[str, int, Any]]:
     """``(key, line, value)`` for each member of the top-level JSON object in ``text``; the
     line is where the key stands."""
@@ -299,16 +305,16 @@ def _object_entries(text: str, file: str) -> Iterator[tuple[str, int, Any]]:
             line=1,
         )
     dec = json.JSONDecoder()
-    pos = _WS.match(text, text.index("{") + 1).end()
+    pos = _skip_ws(text, text.index("{") + 1)
     while text[pos] != "}":
         key, end = dec.raw_decode(text, pos)
         line = text.count("\n", 0, pos) + 1
-        pos = _WS.match(text, end).end() + 1  # past the ':'
-        value, end = dec.raw_decode(text, _WS.match(text, pos).end())
+        pos = _skip_ws(text, end) + 1  # past the ':'
+        value, end = dec.raw_decode(text, _skip_ws(text, pos))
         yield key, line, value
-        pos = _WS.match(text, end).end()
+        pos = _skip_ws(text, end)
         if text[pos] == ",":
-            pos = _WS.match(text, pos + 1).end()
+            pos = _skip_ws(text, pos + 1)
 
 
 def load_poisonedrag(path: str | Path) -> list[PoisonTarget]:
@@ -373,13 +379,14 @@ def match_targets(
     by_key: dict[str, OracleItem] = {}
     for item in oracle:
         by_key.setdefault(question_key(item.question), item)
-    matched, unmatched = [], []
+    matched: list[MatchedTarget] = []
+    unmatched: list[str] = []
     for t in targets:
-        item = by_key.get(question_key(t.question))
-        if item is None:
+        hit = by_key.get(question_key(t.question))
+        if hit is None:
             unmatched.append(t.id)
         else:
-            matched.append(MatchedTarget(target=t, oracle=item))
+            matched.append(MatchedTarget(target=t, oracle=hit))
     return matched, unmatched
 
 

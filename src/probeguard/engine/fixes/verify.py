@@ -391,7 +391,7 @@ def _targeted(
     group_failed: Mapping[tuple[str, str], bool | None],
 ) -> dict[str, Any]:
     """The targeted failures before (all failed) → after, overall and per probe."""
-    rows = []
+    rows: list[dict[str, Any]] = []
     for kind, probe_name, group in fix.targets:
         now = (
             golden_failed.get(group) if kind == "golden" else group_failed.get((probe_name, group))

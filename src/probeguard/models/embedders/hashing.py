@@ -61,7 +61,7 @@ class HashingTfidfEmbedder(Embedder):
         if ngram_t not in ((1, 1), (1, 2)):
             raise ValueError(f"ngram must be (1, 1) or (1, 2), got {ngram!r}")
         self.dim = int(dim)
-        self.ngram: tuple[int, int] = ngram_t  # type: ignore[assignment]
+        self.ngram: tuple[int, int] = ngram_t
         self._idf = np.ones(2 * self.dim, dtype=np.float32)
         self._n_fit = 0
         self._word_hash: dict[str, int] = {}

@@ -49,8 +49,8 @@ class SentenceTransformerEmbedder(Embedder):
                     self._model = cls(self.model_name, device=self.device)
         return self._model
 
-    @property  # type: ignore[override]
-    def dim(self) -> int:
+    @property
+    def dim(self) -> int:  # type: ignore[override]  # read-only here: known once loaded
         """The model's output dimension (loads the model)."""
         return int(self._load().get_sentence_embedding_dimension())
 

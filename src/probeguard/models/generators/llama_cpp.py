@@ -78,7 +78,7 @@ def _usable_cpus() -> int:
 def _pinned_llm(llm_class: type, n_threads: int) -> type:
     """A cyllama ``LLM`` subclass whose contexts decode with ``n_threads`` threads."""
 
-    class _PinnedLLM(llm_class):  # type: ignore[misc, valid-type]
+    class _PinnedLLM(llm_class):
         def _ensure_context(self, prompt_length: int, config: Any) -> Any:
             ctx = super()._ensure_context(prompt_length, config)
             ctx.set_n_threads(n_threads, n_threads)

@@ -226,7 +226,8 @@ class OpenAICompatibleGenerator(Generator):
                 transient=False,
             ) from exc
         text = str(text).strip()
-        usage_raw = data.get("usage") if isinstance(data.get("usage"), dict) else {}
+        raw = data.get("usage")
+        usage_raw: dict[str, Any] = raw if isinstance(raw, dict) else {}
         usage = Usage(
             prompt_tokens=usage_raw.get("prompt_tokens"),
             completion_tokens=usage_raw.get("completion_tokens"),

@@ -126,7 +126,7 @@ def sanitise_texts(texts: Sequence[str]) -> tuple[list[str], list[dict[str, Any]
             continue
         cut = sorted(marked[i])
         out.append(_cut(text, [(sents[j][0], sents[j][1]) for j in cut]))
-        phrases: list[str] = []
+        phrases = []
         for j in cut:
             phrases += [p for p in marked[i][j] if p not in phrases]
         records.append({"index": i, "removed": [sents[j][2] for j in cut], "phrases": phrases})

@@ -141,11 +141,11 @@ class ChunkMask:
                     keep[pos] = True
             mask = keep if mask is None else (mask & keep)
         for doc_id in exclude_doc_ids:
-            pos = self._by_doc.get(doc_id)
-            if pos is not None:
+            at = self._by_doc.get(doc_id)
+            if at is not None:
                 if mask is None:
                     mask = np.ones(self.n, dtype=bool)
-                mask[pos] = False
+                mask[at] = False
         for chunk_id in shadowed_ids:
             i = self.position_of_id.get(chunk_id)
             if i is not None:
