@@ -22,31 +22,15 @@ from probeguard.engine.fixes import (
     parse_patch_option,
     verify_fixes,
 )
-from probeguard.engine.scan import scan
 
 GATE_ALL = {"pipeline.reference.defences.gate": {"hybrid": 0.5}}
 
 
-def small_config(cache) -> ScanConfig:
-    return ScanConfig(
-        demo=True,
-        runner={"cache_dir": str(cache)},
-        metrics={"standard": False},
-        pipeline={"reference": {"embedder": {"name": "hashing", "dim": 1024}}},
-        probes={
-            "enabled": ["prompt_hijack", "benign_control"],
-            "settings": {
-                "prompt_hijack": {"styles": ["direct"], "reruns": 0},
-                "benign_control": {"planted": 1},
-            },
-        },
-    )
-
-
 @pytest.fixture(scope="module")
-def verified(tmp_path_factory):
+def verified(tmp_path_factory, fix_scan_run):
+    # A copy of the session's scan (conftest.fix_scan_run): verification writes fix/ into it.
     base = tmp_path_factory.mktemp("fix")
-    scan(small_config(base / "cache"), base / "run")
+    shutil.copytree(fix_scan_run, base / "run")
     result = verify_fixes(base / "run", combined=True, patches=GATE_ALL)
     return base, result.data
 
@@ -55,6 +39,7 @@ def _fix_with(data, key):
     return next(f for f in data["fixes"] if key in f["config_patch"] and f["id"] != "combined")
 
 
+@pytest.mark.slow  # a demo scan, then fixes re-run
 def test_sanitising_fix_repairs_the_hijacks_without_new_refusals(verified):
     _, data = verified
     fix = _fix_with(data, "pipeline.reference.defences.sanitise")
@@ -70,6 +55,7 @@ def test_sanitising_fix_repairs_the_hijacks_without_new_refusals(verified):
     assert fix["rerun_suites"][0] == "golden"
 
 
+@pytest.mark.slow  # a demo scan, then fixes re-run
 def test_a_gate_that_refuses_everything_shows_up_as_such(verified):
     _, data = verified
     custom = next(f for f in data["fixes"] if f["id"] == "custom")
@@ -83,6 +69,7 @@ def test_a_gate_that_refuses_everything_shows_up_as_such(verified):
     assert custom["targeted"]["n"] == data["failures"]
 
 
+@pytest.mark.slow  # a demo scan, then fixes re-run
 def test_every_rate_is_a_wilson_estimate_and_the_combined_fix_merges_improving_ones(verified):
     _, data = verified
     for fix in data["fixes"]:
@@ -111,6 +98,7 @@ def test_every_rate_is_a_wilson_estimate_and_the_combined_fix_merges_improving_o
     assert sum(data["verdicts"].values()) == len(data["fixes"])
 
 
+@pytest.mark.slow  # a demo scan, then fixes re-run
 def test_fixes_group_identical_patches(verified):
     base, data = verified
     run = load_run(base / "run")
@@ -122,6 +110,7 @@ def test_fixes_group_identical_patches(verified):
     assert [f["id"] for f in data["fixes"] if f["id"].startswith("fix-")] == [f.id for f in fixes]
 
 
+@pytest.mark.slow  # a demo scan, then fixes re-run
 def test_changed_corpus_or_missing_run_is_refused(verified, tmp_path):
     base, _ = verified
     with pytest.raises(InputError, match="no run.json"):
@@ -135,6 +124,7 @@ def test_changed_corpus_or_missing_run_is_refused(verified, tmp_path):
         verify_fixes(copy)
 
 
+@pytest.mark.slow  # a demo scan, then fixes re-run
 def test_non_reference_pipeline_gets_the_advice_sentence(verified, tmp_path):
     base, _ = verified
     copy = tmp_path / "run"
@@ -220,6 +210,7 @@ def test_decide_fix_rule(kw, verdict):
     assert decide_fix(counts(**kw))[0] == verdict
 
 
+@pytest.mark.slow  # a demo scan, then fixes re-run
 def test_run_log_round_trips(verified):
     base, _ = verified
     assert RunLog.model_validate_json((base / "run" / "run.json").read_text()).attribution

@@ -72,6 +72,7 @@ def test_inputs_are_deterministic_and_hold_both_gold_paragraphs(items):
         build_inputs(items, n_docs=10, n_queries=10, seed=42)
 
 
+@pytest.mark.slow  # a benchmark slice: many calls
 def test_small_slice_through_the_cli(items, shared_data, tmp_path):
     data = shared_data / "halueval" / "qa_one_turn.jsonl"
     result = CliRunner().invoke(

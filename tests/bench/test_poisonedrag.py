@@ -151,6 +151,7 @@ def test_85_of_the_100_nq_targets_match_the_oracle(data_dir):
     assert all(c.variation.is_default() for c in cases if c.id.endswith("/clean"))
 
 
+@pytest.mark.slow  # every backend over a slice: many calls
 def test_small_slice_end_to_end(data_dir):
     result = run_poisonedrag(
         data_dir,

@@ -10,29 +10,15 @@ import pytest
 from click.testing import CliRunner
 
 from probeguard.cli.main import cli
-from probeguard.config.models import ScanConfig
-from probeguard.engine.scan import scan
 
 GATE = "pipeline.reference.defences.gate={hybrid: 0.5}"
 
 
 @pytest.fixture(scope="module")
-def run_dir(tmp_path_factory):
+def run_dir(tmp_path_factory, fix_scan_run):
+    """A copy of the session's fix scan (conftest.fix_scan_run): `fix` writes into it."""
     base = tmp_path_factory.mktemp("fixcli")
-    config = ScanConfig(
-        demo=True,
-        runner={"cache_dir": str(base / "cache")},
-        metrics={"standard": False},
-        pipeline={"reference": {"embedder": {"name": "hashing", "dim": 1024}}},
-        probes={
-            "enabled": ["prompt_hijack", "benign_control"],
-            "settings": {
-                "prompt_hijack": {"styles": ["direct"], "reruns": 0},
-                "benign_control": {"planted": 1},
-            },
-        },
-    )
-    scan(config, base / "run")
+    shutil.copytree(fix_scan_run, base / "run")
     return base / "run"
 
 
@@ -55,6 +41,7 @@ def two_runs(run_dir):
     return first, second
 
 
+@pytest.mark.slow  # a demo scan, then fixes re-run
 def test_fix_writes_the_table_and_files(run_dir, two_runs):
     first, _ = two_runs
     assert first.exit_code == 0, first.output
@@ -72,6 +59,7 @@ def test_fix_writes_the_table_and_files(run_dir, two_runs):
     assert "refuses_everything" in first.output and "report:" in first.output
 
 
+@pytest.mark.slow  # a demo scan, then fixes re-run
 def test_rerun_is_byte_identical_and_fail_on_unverified_exits_1(run_dir, two_runs):
     _, second = two_runs
     assert second.exit_code == 1, second.output
@@ -91,6 +79,7 @@ def test_bad_run_dir_exits_2(tmp_path):
     assert result.exit_code == 2 and "not a valid run log" in result.output
 
 
+@pytest.mark.slow  # a demo scan, then fixes re-run
 def test_mismatched_corpus_exits_2(run_dir, tmp_path):
     copy = tmp_path / "run"
     shutil.copytree(run_dir, copy, ignore=shutil.ignore_patterns("fix"))
@@ -103,6 +92,7 @@ def test_mismatched_corpus_exits_2(run_dir, tmp_path):
     assert not (copy / "fix").exists()
 
 
+@pytest.mark.slow  # a demo scan, then fixes re-run
 def test_bad_patch_exits_2(run_dir, tmp_path):
     result = CliRunner().invoke(
         cli,

@@ -13,22 +13,9 @@ from probeguard.core.records import RunLog
 from probeguard.probes.config import ALL_PROBES
 
 
-@pytest.fixture(scope="module")
-def demo_runs(tmp_path_factory):
-    base = tmp_path_factory.mktemp("demo")
-    runner = CliRunner()
-    cache = base / "cache"
-    first = runner.invoke(
-        cli, ["scan", "--demo", "--out", str(base / "a"), "--cache-dir", str(cache)]
-    )
-    second = runner.invoke(
-        cli, ["scan", "--demo", "--out", str(base / "b"), "--cache-dir", str(cache)]
-    )
-    return base, first, second
-
-
-def test_demo_scan_writes_run_and_report(demo_runs):
-    base, first, _ = demo_runs
+@pytest.mark.slow  # the real demo scan (conftest.demo_cli_runs)
+def test_demo_scan_writes_run_and_report(demo_cli_runs):
+    base, first, _ = demo_cli_runs
     assert first.exit_code == 0, first.output
     run = RunLog.model_validate_json((base / "a" / "run.json").read_text())
     assert run.config["demo"] is True
@@ -47,16 +34,18 @@ def test_demo_scan_writes_run_and_report(demo_runs):
     assert "report:" in first.output
 
 
-def test_second_run_is_cached_and_byte_identical(demo_runs):
-    base, _, second = demo_runs
+@pytest.mark.slow  # the real demo scan (conftest.demo_cli_runs)
+def test_second_run_is_cached_and_byte_identical(demo_cli_runs):
+    base, _, second = demo_cli_runs
     assert second.exit_code == 0, second.output
     run = RunLog.model_validate_json((base / "b" / "run.json").read_text())
     assert run.stats.calls == 0 and run.stats.cache_hits == run.stats.cases
     assert (base / "a" / "report.md").read_bytes() == (base / "b" / "report.md").read_bytes()
 
 
-def test_report_lists_every_case(demo_runs):
-    base, _, _ = demo_runs
+@pytest.mark.slow  # the real demo scan (conftest.demo_cli_runs)
+def test_report_lists_every_case(demo_cli_runs):
+    base, _, _ = demo_cli_runs
     report = (base / "a" / "report.md").read_text()
     run = RunLog.model_validate_json((base / "a" / "run.json").read_text())
     assert "## Golden questions" in report
@@ -131,8 +120,9 @@ def is_estimate(value) -> bool:
     return isinstance(value, dict) and {"value", "low", "high", "n"} <= set(value)
 
 
-def test_demo_scan_runs_every_probe_and_reports_fcs(demo_runs):
-    base, _, _ = demo_runs
+@pytest.mark.slow  # the real demo scan (conftest.demo_cli_runs)
+def test_demo_scan_runs_every_probe_and_reports_fcs(demo_cli_runs):
+    base, _, _ = demo_cli_runs
     run = RunLog.model_validate_json((base / "a" / "run.json").read_text())
     probes = run.summary["probes"]
     assert list(probes) == ALL_PROBES

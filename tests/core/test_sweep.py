@@ -33,6 +33,7 @@ def swept(tmp_path_factory: pytest.TempPathFactory):
     return sweep_backends(config(), out), out
 
 
+@pytest.mark.slow  # one demo scan per backend
 def test_one_run_per_backend_with_only_the_retriever_changed(swept) -> None:
     result, out = swept
     assert list(result.runs) == list(BACKENDS)
@@ -48,6 +49,7 @@ def test_one_run_per_backend_with_only_the_retriever_changed(swept) -> None:
         assert (out / backend / "run.json").is_file() and (out / backend / "report.md").is_file()
 
 
+@pytest.mark.slow  # one demo scan per backend
 def test_comparison_rows_and_gate(swept) -> None:
     result, out = swept
     comparison = json.loads((out / COMPARISON_JSON).read_text())
@@ -70,6 +72,7 @@ def test_comparison_rows_and_gate(swept) -> None:
     assert "| hybrid |" in md and "saturated" in md
 
 
+@pytest.mark.slow  # one demo scan per backend
 def test_same_gate_on_every_backend_and_rerun_is_byte_identical(tmp_path: Path) -> None:
     first = sweep_backends(config(), tmp_path / "a", backends=["hybrid", "dense"], min_score=0.1)
     second = sweep_backends(config(), tmp_path / "b", backends=["hybrid", "dense"], min_score=0.1)
