@@ -4,8 +4,8 @@ Each module runs in its own process (``python -m benchmarks.<name> ...``), so on
 memory, threads and imports do not colour the next one's figures, and a failing module does
 not stop the rest (the exit status is 1 if any failed).
 
-    python -m benchmarks.run_all                 # 10k and 100k chunks (~5 minutes, 2 cores)
-    python -m benchmarks.run_all --quick         # 10k chunks only (~1.5 minutes)
+    python -m benchmarks.run_all                 # 10k and 100k chunks (~6 minutes, 2 cores)
+    python -m benchmarks.run_all --quick         # 10k chunks only (~2.5 minutes)
     python -m benchmarks.run_all --only retrieval,overlay
     python -m benchmarks.run_all --blas-threads 1   # pin numpy's BLAS (OpenBLAS) threads
 
@@ -39,6 +39,7 @@ def plan(quick: bool) -> list[tuple[str, list[str]]]:
         ),
         ("bench_embedding", ["--docs", "500", "--rounds", "3" if not quick else "2"]),
         ("bench_runner_http", ["--cases", "1280", "--concurrency", "32"]),
+        ("bench_sentences", ["--rounds", "1"]),
     ]
 
 

@@ -14,12 +14,8 @@ from probeguard.detectors import (
     OfflineContradictionJudge,
     make_contradiction_judge,
 )
-from probeguard.detectors.contradiction import (
-    date_mentions,
-    flags_conflict,
-    negation_parity,
-    number_mentions,
-)
+from probeguard.detectors.contradiction import flags_conflict
+from probeguard.nlp.mentions import date_mentions, negation_parity, number_mentions
 from testkit import FixedProbabilities
 
 JUDGE = OfflineContradictionJudge()

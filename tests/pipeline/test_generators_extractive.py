@@ -8,9 +8,11 @@ import pytest
 from probeguard.core.hashing import digest
 from probeguard.core.pipeline import Context
 from probeguard.models.generators.base import Generator
-from probeguard.models.generators.extractive import ExtractiveGenerator, stem, support_scores
+from probeguard.models.generators.extractive import ExtractiveGenerator
 from probeguard.models.generators.factory import make_generator
 from probeguard.models.prompts import DEFAULT, HARDENED, REFUSAL_TEXT, parse_citations
+from probeguard.nlp.stemming import stem
+from probeguard.nlp.support import support_scores
 
 CONTEXTS = [
     Context("paris#0-70", "Paris is the capital of France. It has many museums, e.g. the Louvre."),

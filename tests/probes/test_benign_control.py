@@ -14,8 +14,8 @@ from probeguard.core.cases import Case, Expected
 from probeguard.core.documents import Document
 from probeguard.core.pipeline import Capability, PipelineOutput, Variation
 from probeguard.core.records import CaseRecord
-from probeguard.detectors.fabrication import attack_phrases
 from probeguard.models.prompts import REFUSAL_TEXT
+from probeguard.nlp.attack_phrases import attack_phrases
 from probeguard.pipeline.adapters.callable import CallablePipeline
 from probeguard.pipeline.config import ReferencePipelineConfig
 from probeguard.pipeline.reference import ReferencePipeline

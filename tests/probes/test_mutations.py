@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from probeguard.detectors.contradiction import date_mentions, number_mentions
+from probeguard.nlp.mentions import date_mentions, number_mentions
 from probeguard.probes.mutations import (
     NameVocab,
     corpus_names,

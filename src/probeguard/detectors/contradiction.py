@@ -15,20 +15,15 @@ judges the clean answer too and compares (see ``probes.corpus_contradiction``).
 
 Two judges, one protocol (``ContradictionJudge``):
 
-``OfflineContradictionJudge`` (name ``offline``) — lexical and rule based, no model:
+``OfflineContradictionJudge`` (name ``offline``) — lexical and rule based, no model; it reads
+numbers, dates and negation cues with ``probeguard.nlp.mentions`` (the formats are listed there):
 
-* number: numeric mentions are parsed with digits, thousands separators and decimals
-  (``1,299.00``), currency (``$ € £`` or a following "dollars"/"euros"/"pounds"), percent
-  (``%``, "percent", "per cent") and number words up to 99 ("thirty", "forty-five"). A claim
-  is asserted when the answer holds a mention of the same value, percent only matching
-  percent. Numbers inside phone numbers and identifiers (``555-0147``) and inside dates are
-  not numeric mentions.
-* date: ``1 March 2024``, ``March 1, 2024``, ``March 2024``, ``1 March``, ``2024-03-01`` and
-  bare years 1000–2099 are parsed to (year, month, day) (in a text a mutation rewrites, a
-  bare year needs a cue word before it — "in 1889", "since 2020", "(1903" — so that a
-  quantity such as "costs 1299" is not taken for a year). With ``D`` the fields in which the
-  two claims differ, a date mention asserts claim ``c`` when it agrees with ``c`` on every
-  field in ``D`` (and has it) and on every other field both carry.
+* number: a claim is asserted when the answer holds a number mention of the same value
+  (``same_number``: percent only matching percent); numbers inside dates do not count.
+* date: claim values are parsed with any bare year counting, the answer with bare years
+  after a cue word ("in 1889"). With ``D`` the fields in which the two claims differ, a date
+  mention asserts claim ``c`` when it agrees with ``c`` on every field in ``D`` (and has it)
+  and on every other field both carry.
 * entity: the claim's value is contained in the answer on word boundaries after SQuAD
   normalisation (``probeguard.nlp.text.contains_answer``).
 * negation: an answer sentence *is about* the claims when it holds at least ``min_overlap``
@@ -36,7 +31,7 @@ Two judges, one protocol (``ContradictionJudge``):
   claim whose *trace* it holds — the changed value and the word after it, as normalised
   words ("are not subject" vs "are subject", "cannot be" vs "can be"); holding neither, it
   asserts the claim whose polarity it shares, polarity being the parity of its negation cues
-  (not, no, never, cannot, none, nobody, nothing, neither, nor, ``n't``).
+  (``probeguard.nlp.mentions.negation_parity``).
 
 A conflict is flagged when the answer says so in words ("conflicting", "contradict",
 "inconsistent", "discrepancy", "sources disagree", "another document says", ...).
@@ -54,7 +49,6 @@ direction in which NLI models are reliable (premise = evidence, hypothesis = ans
 
 from __future__ import annotations
 
-import math
 import re
 import threading
 from collections.abc import Mapping, Sequence
@@ -63,7 +57,15 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from probeguard.core.errors import MissingExtraError
 from probeguard.core.plugins import build
-from probeguard.models.generators.extractive import stem
+from probeguard.nlp.mentions import (
+    DateMention,
+    date_mentions,
+    is_negation,
+    negation_parity,
+    number_mentions,
+    same_number,
+)
+from probeguard.nlp.stemming import stem
 from probeguard.nlp.text import contains_answer, content_words, sentence_spans, words
 
 __all__ = [
@@ -71,16 +73,11 @@ __all__ = [
     "CONTRADICTION_JUDGES",
     "Claim",
     "ContradictionJudge",
-    "DateMention",
     "Decision",
     "NLIContradictionJudge",
-    "NumberMention",
     "OfflineContradictionJudge",
-    "date_mentions",
     "flags_conflict",
     "make_contradiction_judge",
-    "negation_parity",
-    "number_mentions",
 ]
 
 CHANGE_KINDS = ("number", "date", "entity", "negation")
@@ -168,279 +165,7 @@ def flags_conflict(answer: str) -> bool:
     return bool(_CONFLICT.search(answer))
 
 
-# -- numbers ------------------------------------------------------------------------------
-_UNITS = {
-    "zero": 0,
-    "two": 2,
-    "three": 3,
-    "four": 4,
-    "five": 5,
-    "six": 6,
-    "seven": 7,
-    "eight": 8,
-    "nine": 9,
-    "ten": 10,
-    "eleven": 11,
-    "twelve": 12,
-    "thirteen": 13,
-    "fourteen": 14,
-    "fifteen": 15,
-    "sixteen": 16,
-    "seventeen": 17,
-    "eighteen": 18,
-    "nineteen": 19,
-}
-_ONES = {"one": 1, **{k: v for k, v in _UNITS.items() if 2 <= v <= 9}}
-_TENS = {
-    "twenty": 20,
-    "thirty": 30,
-    "forty": 40,
-    "fifty": 50,
-    "sixty": 60,
-    "seventy": 70,
-    "eighty": 80,
-    "ninety": 90,
-}
-_WORD_OF = {v: k for k, v in {**_UNITS, "one": 1, **_TENS}.items()}
-# "one" alone is left out: it is far more often a pronoun ("one of the ...") than a count.
-_NUMBER_WORD = re.compile(
-    r"\b(?:(?P<tens>" + "|".join(_TENS) + r")(?:[-\s](?P<ones>" + "|".join(_ONES) + r"))?"
-    r"|(?P<unit>" + "|".join(sorted(_UNITS, key=len, reverse=True)) + r"))\b",
-    re.IGNORECASE,
-)
-_NUMBER_DIGITS = re.compile(
-    r"(?<![\w.+/:(])(?<!\d-)(?<!\d,)"
-    r"(?P<cur>[$€£]\s?)?"
-    r"(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)"
-    r"(?!\w|[-/:]\d|[.,]\d|\))"
-    r"(?P<pct>\s?%|\s?per\s?cent\b)?"
-    r"(?P<curword>\s(?:dollars?|euros?|pounds?|USD|EUR|GBP)\b)?",
-    re.IGNORECASE,
-)
-
-
-@dataclass(frozen=True)
-class NumberMention:
-    """A number in a text. ``start``/``end`` cover the whole mention (currency sign and
-    percent sign included); ``num_start``/``num_end`` only the digits or number word."""
-
-    start: int
-    end: int
-    num_start: int
-    num_end: int
-    value: float
-    kind: Literal["plain", "percent", "currency"]
-    decimals: int = 0
-    grouped: bool = False
-    """Written with thousands separators (``1,299``)."""
-    word: bool = False
-    """Written as a word ("thirty")."""
-
-
-def number_word(value: float) -> str | None:
-    """The English word for an integer 0–99 ("forty-five"), else None."""
-    if value != int(value) or not 0 <= value <= 99:
-        return None
-    n = int(value)
-    if n in _WORD_OF:
-        return _WORD_OF[n]
-    return f"{_WORD_OF[n - n % 10]}-{_WORD_OF[n % 10]}"
-
-
-def number_mentions(text: str, *, skip_dates: bool = True) -> list[NumberMention]:
-    """The numbers in ``text``, in order (see the module docstring for what counts).
-    With ``skip_dates`` (default), numbers inside date mentions are left out."""
-    dates = [(d.start, d.end) for d in date_mentions(text)] if skip_dates else []
-
-    def in_date(s: int, e: int) -> bool:
-        return any(s < de and ds < e for ds, de in dates)
-
-    out: list[NumberMention] = []
-    for m in _NUMBER_DIGITS.finditer(text):
-        s, e = m.span("num")
-        if in_date(s, e):
-            continue
-        raw = m.group("num")
-        value = float(raw.replace(",", ""))
-        kind: Literal["plain", "percent", "currency"] = "plain"
-        if m.group("pct"):
-            kind = "percent"
-        elif m.group("cur") or m.group("curword"):
-            kind = "currency"
-        decimals = len(raw.split(".")[1]) if "." in raw else 0
-        end = m.end("pct") if m.group("pct") else e
-        out.append(NumberMention(m.start(), end, s, e, value, kind, decimals, "," in raw))
-    for m in _NUMBER_WORD.finditer(text):
-        if in_date(*m.span()):
-            continue
-        if m.group("tens"):
-            value = float(
-                _TENS[m.group("tens").lower()]
-                + (_ONES[m.group("ones").lower()] if m.group("ones") else 0)
-            )
-        else:
-            value = float(_UNITS[m.group("unit").lower()])
-        rest = text[m.end() : m.end() + 12]
-        pct = re.match(r"\s?(%|per\s?cent\b)", rest, re.IGNORECASE)
-        kind = "percent" if pct else "plain"
-        end = m.end() + (pct.end() if pct else 0)
-        out.append(NumberMention(m.start(), end, m.start(), m.end(), value, kind, word=True))
-    out.sort(key=lambda n: n.start)
-    return out
-
-
-def same_number(a: NumberMention, b: NumberMention) -> bool:
-    if not math.isclose(a.value, b.value, rel_tol=0.0, abs_tol=1e-9):
-        return False
-    return (a.kind == "percent") == (b.kind == "percent")
-
-
-# -- dates --------------------------------------------------------------------------------
-MONTHS = (
-    "January",
-    "February",
-    "March",
-    "April",
-    "May",
-    "June",
-    "July",
-    "August",
-    "September",
-    "October",
-    "November",
-    "December",
-)
-_MONTH_NUMBER = {m: i + 1 for i, m in enumerate(MONTHS)}
-_MONTH_NUMBER.update({m[:3]: i + 1 for i, m in enumerate(MONTHS)})
-_MONTH_NUMBER["Sept"] = 9
-# Case-sensitive on purpose: "may" and "march" are also verbs.
-_M = r"(?P<month>" + "|".join(sorted(_MONTH_NUMBER, key=len, reverse=True)) + r")\b\.?"
-_D = r"(?P<day>[0-3]?\d)(?:st|nd|rd|th)?"
-_Y = r"(?P<year>1\d{3}|20\d{2})"
-_DATE_PATTERNS = (
-    ("dmy", re.compile(r"\b" + _D + r"\s+(?:of\s+)?" + _M + r",?\s+" + _Y + r"\b")),
-    ("mdy", re.compile(r"\b" + _M + r"\s+" + _D + r",?\s+" + _Y + r"\b")),
-    ("iso", re.compile(r"\b" + _Y + r"-(?P<mon>[01]\d)-(?P<day>[0-3]\d)\b")),
-    ("my", re.compile(r"\b" + _M + r",?\s+" + _Y + r"\b")),
-    ("dm", re.compile(r"\b" + _D + r"\s+(?:of\s+)?" + _M)),
-    ("md", re.compile(r"\b" + _M + r"\s+" + _D + r"\b(?![.,]?\d)")),
-    ("y", re.compile(r"(?<![\w$€£.,+/:-])" + _Y + r"(?![\w%]|[.,]\d|-\d)")),
-)
-
-
-_YEAR_CUES = frozenset(
-    {
-        "in",
-        "since",
-        "by",
-        "from",
-        "until",
-        "till",
-        "of",
-        "year",
-        "around",
-        "circa",
-        "c",
-        "ca",
-        "before",
-        "after",
-        "during",
-        "between",
-        "and",
-        "to",
-        "or",
-        "early",
-        "late",
-        "mid",
-        "spring",
-        "summer",
-        "autumn",
-        "fall",
-        "winter",
-        "dated",
-        "effective",
-        "founded",
-        "born",
-        "died",
-        "built",
-    }
-)
-
-
-def _year_context(text: str, start: int) -> bool:
-    """A bare four-digit number is a year only after a cue word ("in 1889", "since 2020",
-    "founded 1874") or an opening bracket; otherwise it is a quantity ("costs 1299")."""
-    before = text[max(0, start - 24) : start].rstrip()
-    if before.endswith(("(", "[")):
-        return True
-    m = re.search(r"([A-Za-z]+)\.?$", before)
-    return m is not None and m.group(1).lower() in _YEAR_CUES
-
-
-@dataclass(frozen=True)
-class DateMention:
-    """A date in a text: its span, its fields (None when absent) and the spans of the
-    month and year groups within the text (for rewriting them)."""
-
-    start: int
-    end: int
-    format: str
-    year: int | None
-    month: int | None
-    day: int | None
-    month_span: tuple[int, int] | None = None
-    year_span: tuple[int, int] | None = None
-
-    def fields(self) -> dict[str, int | None]:
-        return {"year": self.year, "month": self.month, "day": self.day}
-
-
-def date_mentions(text: str, *, any_year: bool = False) -> list[DateMention]:
-    """The dates in ``text``, in order; longer formats claim their span first. With
-    ``any_year``, every bare four-digit number 1000–2099 counts as a year (for a claim value
-    such as "1889", which has no context)."""
-    taken: list[tuple[int, int]] = []
-    out: list[DateMention] = []
-    for fmt, pattern in _DATE_PATTERNS:
-        for m in pattern.finditer(text):
-            s, e = m.span()
-            if any(s < te and ts < e for ts, te in taken):
-                continue
-            if fmt == "y" and not any_year and not _year_context(text, s):
-                continue
-            groups = m.groupdict()
-            day = int(groups["day"]) if groups.get("day") else None
-            if day is not None and not 1 <= day <= 31:
-                continue
-            if groups.get("mon"):
-                mon = int(groups["mon"])
-                if not 1 <= mon <= 12:
-                    continue
-                month: int | None = mon
-                month_span: tuple[int, int] | None = m.span("mon")
-            elif groups.get("month"):
-                month = _MONTH_NUMBER[groups["month"]]
-                month_span = m.span("month")
-            else:
-                month, month_span = None, None
-            year = int(groups["year"]) if groups.get("year") else None
-            out.append(
-                DateMention(
-                    s,
-                    e,
-                    fmt,
-                    year,
-                    month,
-                    day,
-                    month_span,
-                    m.span("year") if year is not None else None,
-                )
-            )
-            taken.append((s, e))
-    out.sort(key=lambda d: d.start)
-    return out
-
-
+# -- the offline judge's readings ----------------------------------------------------------
 def _date_asserts(mention: DateMention, claim: DateMention, diff: Sequence[str]) -> bool:
     mf, cf = mention.fields(), claim.fields()
     for f in diff:
@@ -449,21 +174,6 @@ def _date_asserts(mention: DateMention, claim: DateMention, diff: Sequence[str])
     return all(
         mf[f] == cf[f] for f in mf if f not in diff and mf[f] is not None and cf[f] is not None
     )
-
-
-# -- negation -----------------------------------------------------------------------------
-NEGATION_CUES = frozenset(
-    {"not", "no", "never", "cannot", "none", "nobody", "nothing", "neither", "nor"}
-)
-
-
-def _is_negation(word: str) -> bool:
-    return word in NEGATION_CUES or word.endswith(("n't", "n’t"))
-
-
-def negation_parity(sentence: str) -> int:
-    """Number of negation cues in ``sentence``, modulo 2 (1: negative polarity)."""
-    return sum(1 for w in words(sentence) if _is_negation(w)) % 2
 
 
 def _value_phrase(claim: Claim) -> str | None:
@@ -480,7 +190,7 @@ def _value_phrase(claim: Claim) -> str | None:
 
 
 def _claim_terms(sentence: str) -> frozenset[str]:
-    return frozenset(stem(w) for w in content_words(sentence) if not _is_negation(w))
+    return frozenset(stem(w) for w in content_words(sentence) if not is_negation(w))
 
 
 # -- the offline judge --------------------------------------------------------------------

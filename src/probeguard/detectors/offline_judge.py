@@ -1,11 +1,11 @@
 """The offline judge: lexical entailment of a claim by a chunk, aware of numbers, dates,
-names and negation (no model). It reuses the contradiction judge's number, date and negation
-readers (``probeguard.detectors.contradiction``) and the extractive generator's stemming and
-sentence analysis.
+names and negation (no model). It reuses the number, date and negation readers
+(``probeguard.nlp.mentions``), the stemming (``probeguard.nlp.stemming``) and the extractive
+generator's sentence analysis (``probeguard.nlp.support``).
 
 **Rules** (one claim ``c``, one chunk ``k``; pair-local, so the order of the
-chunks cannot change a cell). Words are ``content_words`` stemmed with the extractive
-generator's ``stem``; ``T(c)`` drops negation cues, light verbs (have, has, had, get, gets,
+chunks cannot change a cell). Words are ``content_words`` stemmed with
+``stem``; ``T(c)`` drops negation cues, light verbs (have, has, had, get, gets,
 got) and words holding a digit (numbers are checked by rule). For each sentence ``s_j`` of
 ``k`` with stems ``S_j`` and, when it opens with a pronoun, the stems ``P_j`` inherited from the
 sentence before it (one-step anaphora, as in the extractive generator)::
@@ -35,7 +35,7 @@ from the chunk makes a claim unsupported, never contradicted: "We ship to Brazil
 
 The offline **relevance** of a statement to a question (``OfflineJudge.relevance``, used by
 contextual relevancy) is the extractive generator's idf-weighted support
-(``support_scores``, no number bonus) ``≥ relevance`` (default 0.35, its ``min_support``).
+(``probeguard.nlp.support.support_scores``, no number bonus) ``≥ relevance`` (default 0.35, its ``min_support``).
 """
 
 from __future__ import annotations
@@ -48,15 +48,16 @@ from typing import Any
 from probeguard.core.hashing import digest
 from probeguard.core.pipeline import Context
 from probeguard.detectors.claims import AtomicClaim, clause_spans
-from probeguard.detectors.contradiction import (
+from probeguard.detectors.judges import Judgment, Relevance, Verdict, as_contexts, claim_texts
+from probeguard.nlp.mentions import (
     NEGATION_CUES,
     date_mentions,
     negation_parity,
     number_mentions,
     same_number,
 )
-from probeguard.detectors.judges import Judgment, Relevance, Verdict, as_contexts, claim_texts
-from probeguard.models.generators.extractive import analysed_sentences, stem, support_scores
+from probeguard.nlp.stemming import stem
+from probeguard.nlp.support import analysed_sentences, support_scores
 from probeguard.nlp.text import STOPWORDS, content_words, words
 
 __all__ = ["OfflineJudge", "best_sentence"]

@@ -28,7 +28,8 @@ from typing import Any
 from probeguard.detectors.claims import AtomicClaim, is_hedge
 from probeguard.detectors.judges import Judgment, Relevance
 from probeguard.detectors.offline_judge import best_sentence
-from probeguard.models.generators.extractive import question_terms, stem
+from probeguard.nlp.stemming import stem
+from probeguard.nlp.support import question_terms
 from probeguard.nlp.text import content_words, split_sentences
 
 __all__ = [

@@ -22,10 +22,36 @@ def strip_citations(answer: str) -> str:
     return " ".join(CITATION_MARKER.sub("", answer).split())
 
 
+SENTENCE_MEMO_SIZE = 4096
+"""How many texts the sentence splitter remembers (least recently used forgotten first)."""
+SENTENCE_MEMO_MAX_CHARS = 20_000
+"""Texts longer than this are split afresh each time, so the memo holds at most
+``SENTENCE_MEMO_SIZE * SENTENCE_MEMO_MAX_CHARS`` characters of keys."""
+
+
 def sentence_spans(text: str) -> list[tuple[int, int]]:
     """Character spans ``(start, end)`` of the sentences of ``text``, in order, trimmed of
     surrounding whitespace; ``text[start:end]`` is the exact sentence. Blank lines also end
-    a sentence (headings and list items stand alone)."""
+    a sentence (headings and list items stand alone).
+
+    Memoised by text: a scan splits the same chunks and documents again and again (generator,
+    judges, probes, defences). Each call returns a new list, so a caller may change it."""
+    return list(_spans(text))
+
+
+def split_sentences(text: str) -> list[str]:
+    """The sentences of ``text`` (see ``sentence_spans``; memoised the same way)."""
+    return [text[s:e] for s, e in _spans(text)]
+
+
+def _spans(text: str) -> tuple[tuple[int, int], ...]:
+    if len(text) > SENTENCE_MEMO_MAX_CHARS:
+        return _segment(text)
+    return _segment_memo(text)
+
+
+def _segment(text: str) -> tuple[tuple[int, int], ...]:
+    """The sentence spans of ``text``, computed with syntok (no memo)."""
     from syntok import segmenter
 
     spans: list[tuple[int, int]] = []
@@ -42,7 +68,11 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
                 start = tokens[0].offset
                 end = tokens[-1].offset + len(tokens[-1].value)
                 spans.append((base + start, base + end))
-    return _merge_overlaps(spans)
+    return tuple(_merge_overlaps(spans))
+
+
+_segment_memo = lru_cache(maxsize=SENTENCE_MEMO_SIZE)(_segment)
+"""``_segment`` memoised; it returns tuples, so no caller can change a remembered result."""
 
 
 def _merge_overlaps(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
@@ -53,11 +83,6 @@ def _merge_overlaps(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
         else:
             out.append((start, end))
     return out
-
-
-def split_sentences(text: str) -> list[str]:
-    """The sentences of ``text`` (see ``sentence_spans``)."""
-    return [text[s:e] for s, e in sentence_spans(text)]
 
 
 def words(text: str) -> list[str]:

@@ -78,7 +78,8 @@ from probeguard.core.hashing import sha256_hex
 from probeguard.core.pipeline import Capability, Variation
 from probeguard.core.records import CaseRecord
 from probeguard.detectors.fabrication import VERSION as DETECTOR_VERSION
-from probeguard.detectors.fabrication import CorpusIndex, attack_phrases, is_refusal
+from probeguard.detectors.fabrication import CorpusIndex, is_refusal
+from probeguard.nlp.attack_phrases import attack_phrases
 from probeguard.nlp.text import contains_answer
 from probeguard.probes.base import (
     JudgeContext,

@@ -47,7 +47,7 @@ from typing import Any
 
 import numpy as np
 
-from probeguard.detectors.contradiction import (
+from probeguard.nlp.mentions import (
     MONTHS,
     NumberMention,
     date_mentions,

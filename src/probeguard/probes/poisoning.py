@@ -122,8 +122,8 @@ from probeguard.core.documents import Document
 from probeguard.core.hashing import sha256_hex
 from probeguard.core.pipeline import Capability, PipelineOutput, Variation
 from probeguard.core.records import CaseRecord
-from probeguard.detectors.contradiction import number_mentions
 from probeguard.models.prompts import looks_like_refusal
+from probeguard.nlp.mentions import number_mentions
 from probeguard.nlp.text import contains_answer, normalize_answer
 from probeguard.probes import poison_texts as texts
 from probeguard.probes.base import (

@@ -108,8 +108,8 @@ from probeguard.core.hashing import sha256_hex
 from probeguard.core.pipeline import Capability, PipelineOutput, Variation
 from probeguard.core.records import CaseRecord
 from probeguard.detectors.similarity import SemanticSimilarity
-from probeguard.models.generators.extractive import stem
 from probeguard.models.prompts import looks_like_refusal
+from probeguard.nlp.stemming import stem
 from probeguard.nlp.text import (
     CITATION_MARKER,
     contains_answer,

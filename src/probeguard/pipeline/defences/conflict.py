@@ -1,7 +1,7 @@
 """Conflict detection: two retrieved documents disagree on a number or a date.
 
 Reuses the offline judge (``probeguard.detectors.offline_judge``), whose number and date
-rules come from ``probeguard.detectors.contradiction``. Every sentence of a context that
+readers come from ``probeguard.nlp.mentions``. Every sentence of a context that
 holds a number or a date (``number_mentions`` / ``date_mentions``) is a claim; it is judged
 against each context of *another* document (oracle contexts count as documents of their
 own). A conflict is a ``contradicted`` verdict whose reason is a number or a date: the
@@ -20,8 +20,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from probeguard.core.pipeline import ORACLE_DOC_ID, Context, RetrievedChunk
-from probeguard.detectors.contradiction import date_mentions, number_mentions
 from probeguard.detectors.offline_judge import OfflineJudge
+from probeguard.nlp.mentions import date_mentions, number_mentions
 from probeguard.nlp.text import sentence_spans
 
 __all__ = ["POLARITY_REASON", "conflicts", "touches"]

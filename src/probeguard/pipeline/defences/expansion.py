@@ -3,8 +3,8 @@
 The tables (``probeguard.nlp.paraphrase.SYNONYMS`` and ``JARGON``: ``return/v → send back,
 give back``; ``send back → remit``; ...) are read as an undirected graph of phrases: each key
 (its ``/n`` / ``/v`` tag dropped) is linked to each of its alternatives (``*`` marks dropped).
-Phrases and the query are compared as sequences of stemmed words (the extractive generator's
-``stem``, so "returns" meets "return"). Every phrase found in the query — except one lying
+Phrases and the query are compared as sequences of stemmed words (``probeguard.nlp.stemming.
+stem``, so "returns" meets "return"). Every phrase found in the query — except one lying
 inside a longer phrase found there ("send" inside "send back") — adds its neighbours (one
 hop) that the query does not already hold, in order of appearance::
 
@@ -19,8 +19,8 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from probeguard.models.generators.extractive import stem
 from probeguard.nlp.paraphrase import JARGON, SYNONYMS
+from probeguard.nlp.stemming import stem
 from probeguard.nlp.text import words
 
 __all__ = ["expand_query", "expansion_terms"]

@@ -5,7 +5,7 @@ Per context, each sentence (``probeguard.nlp.text.sentence_spans``) is *folded* 
 it (``probeguard.nlp.obfuscation.fold``: NFKC, zero-width characters dropped, Cyrillic and
 Greek look-alikes mapped to Latin) and removed when
 
-1. the folded sentence holds an attack phrase (``probeguard.detectors.fabrication.
+1. the folded sentence holds an attack phrase (``probeguard.nlp.attack_phrases.
    attack_phrases``: "ignore previous instructions", "reply only with", "system update",
    "you are now ...", "developer mode", "reveal the system prompt", ...); or
 2. it holds a base64 blob (≥ 24 characters) that decodes to UTF-8 text with an attack phrase
@@ -30,7 +30,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from probeguard.detectors.fabrication import attack_phrases
+from probeguard.nlp.attack_phrases import attack_phrases
 from probeguard.nlp.obfuscation import fold
 from probeguard.nlp.text import sentence_spans
 

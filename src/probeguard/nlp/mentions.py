@@ -1,0 +1,328 @@
+"""Number, date and negation mentions in English text: what the contradiction judges, the
+offline claim judge, the conflict defence and the contradiction probe's mutations read.
+
+* Numbers (``number_mentions``): digits with thousands separators and decimals
+  (``1,299.00``), currency (``$ € £`` or a following "dollars"/"euros"/"pounds"), percent
+  (``%``, "percent", "per cent") and number words up to 99 ("thirty", "forty-five"; "one"
+  alone is left out, being far more often a pronoun). Numbers inside phone numbers and
+  identifiers (``555-0147``) and, by default, inside dates are not numeric mentions.
+  ``same_number``: the same value, percent only matching percent.
+* Dates (``date_mentions``): ``1 March 2024``, ``March 1, 2024``, ``March 2024``, ``1 March``,
+  ``2024-03-01`` and bare years 1000–2099, parsed to (year, month, day). A bare year needs a
+  cue word before it — "in 1889", "since 2020", "(1903" — so that a quantity such as "costs
+  1299" is not taken for a year, unless ``any_year`` (for a claim value such as "1889").
+  Month names are matched case-sensitively: "may" and "march" are also verbs.
+* Negation (``negation_parity``): the parity of a sentence's negation cues (``NEGATION_CUES``:
+  not, no, never, cannot, none, nobody, nothing, neither, nor; and any word ending in
+  ``n't``); 1 is negative polarity.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+from probeguard.nlp.text import words
+
+__all__ = [
+    "MONTHS",
+    "NEGATION_CUES",
+    "DateMention",
+    "NumberMention",
+    "date_mentions",
+    "is_negation",
+    "negation_parity",
+    "number_mentions",
+    "number_word",
+    "same_number",
+]
+
+
+# -- numbers ------------------------------------------------------------------------------
+_UNITS = {
+    "zero": 0,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+    "eleven": 11,
+    "twelve": 12,
+    "thirteen": 13,
+    "fourteen": 14,
+    "fifteen": 15,
+    "sixteen": 16,
+    "seventeen": 17,
+    "eighteen": 18,
+    "nineteen": 19,
+}
+_ONES = {"one": 1, **{k: v for k, v in _UNITS.items() if 2 <= v <= 9}}
+_TENS = {
+    "twenty": 20,
+    "thirty": 30,
+    "forty": 40,
+    "fifty": 50,
+    "sixty": 60,
+    "seventy": 70,
+    "eighty": 80,
+    "ninety": 90,
+}
+_WORD_OF = {v: k for k, v in {**_UNITS, "one": 1, **_TENS}.items()}
+# "one" alone is left out: it is far more often a pronoun ("one of the ...") than a count.
+_NUMBER_WORD = re.compile(
+    r"\b(?:(?P<tens>" + "|".join(_TENS) + r")(?:[-\s](?P<ones>" + "|".join(_ONES) + r"))?"
+    r"|(?P<unit>" + "|".join(sorted(_UNITS, key=len, reverse=True)) + r"))\b",
+    re.IGNORECASE,
+)
+_NUMBER_DIGITS = re.compile(
+    r"(?<![\w.+/:(])(?<!\d-)(?<!\d,)"
+    r"(?P<cur>[$€£]\s?)?"
+    r"(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)"
+    r"(?!\w|[-/:]\d|[.,]\d|\))"
+    r"(?P<pct>\s?%|\s?per\s?cent\b)?"
+    r"(?P<curword>\s(?:dollars?|euros?|pounds?|USD|EUR|GBP)\b)?",
+    re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True)
+class NumberMention:
+    """A number in a text. ``start``/``end`` cover the whole mention (currency sign and
+    percent sign included); ``num_start``/``num_end`` only the digits or number word."""
+
+    start: int
+    end: int
+    num_start: int
+    num_end: int
+    value: float
+    kind: Literal["plain", "percent", "currency"]
+    decimals: int = 0
+    grouped: bool = False
+    """Written with thousands separators (``1,299``)."""
+    word: bool = False
+    """Written as a word ("thirty")."""
+
+
+def number_word(value: float) -> str | None:
+    """The English word for an integer 0–99 ("forty-five"), else None."""
+    if value != int(value) or not 0 <= value <= 99:
+        return None
+    n = int(value)
+    if n in _WORD_OF:
+        return _WORD_OF[n]
+    return f"{_WORD_OF[n - n % 10]}-{_WORD_OF[n % 10]}"
+
+
+def number_mentions(text: str, *, skip_dates: bool = True) -> list[NumberMention]:
+    """The numbers in ``text``, in order (see the module docstring for what counts).
+    With ``skip_dates`` (default), numbers inside date mentions are left out."""
+    dates = [(d.start, d.end) for d in date_mentions(text)] if skip_dates else []
+
+    def in_date(s: int, e: int) -> bool:
+        return any(s < de and ds < e for ds, de in dates)
+
+    out: list[NumberMention] = []
+    for m in _NUMBER_DIGITS.finditer(text):
+        s, e = m.span("num")
+        if in_date(s, e):
+            continue
+        raw = m.group("num")
+        value = float(raw.replace(",", ""))
+        kind: Literal["plain", "percent", "currency"] = "plain"
+        if m.group("pct"):
+            kind = "percent"
+        elif m.group("cur") or m.group("curword"):
+            kind = "currency"
+        decimals = len(raw.split(".")[1]) if "." in raw else 0
+        end = m.end("pct") if m.group("pct") else e
+        out.append(NumberMention(m.start(), end, s, e, value, kind, decimals, "," in raw))
+    for m in _NUMBER_WORD.finditer(text):
+        if in_date(*m.span()):
+            continue
+        if m.group("tens"):
+            value = float(
+                _TENS[m.group("tens").lower()]
+                + (_ONES[m.group("ones").lower()] if m.group("ones") else 0)
+            )
+        else:
+            value = float(_UNITS[m.group("unit").lower()])
+        rest = text[m.end() : m.end() + 12]
+        pct = re.match(r"\s?(%|per\s?cent\b)", rest, re.IGNORECASE)
+        kind = "percent" if pct else "plain"
+        end = m.end() + (pct.end() if pct else 0)
+        out.append(NumberMention(m.start(), end, m.start(), m.end(), value, kind, word=True))
+    out.sort(key=lambda n: n.start)
+    return out
+
+
+def same_number(a: NumberMention, b: NumberMention) -> bool:
+    if not math.isclose(a.value, b.value, rel_tol=0.0, abs_tol=1e-9):
+        return False
+    return (a.kind == "percent") == (b.kind == "percent")
+
+
+# -- dates --------------------------------------------------------------------------------
+MONTHS = (
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+)
+_MONTH_NUMBER = {m: i + 1 for i, m in enumerate(MONTHS)}
+_MONTH_NUMBER.update({m[:3]: i + 1 for i, m in enumerate(MONTHS)})
+_MONTH_NUMBER["Sept"] = 9
+# Case-sensitive on purpose: "may" and "march" are also verbs.
+_M = r"(?P<month>" + "|".join(sorted(_MONTH_NUMBER, key=len, reverse=True)) + r")\b\.?"
+_D = r"(?P<day>[0-3]?\d)(?:st|nd|rd|th)?"
+_Y = r"(?P<year>1\d{3}|20\d{2})"
+_DATE_PATTERNS = (
+    ("dmy", re.compile(r"\b" + _D + r"\s+(?:of\s+)?" + _M + r",?\s+" + _Y + r"\b")),
+    ("mdy", re.compile(r"\b" + _M + r"\s+" + _D + r",?\s+" + _Y + r"\b")),
+    ("iso", re.compile(r"\b" + _Y + r"-(?P<mon>[01]\d)-(?P<day>[0-3]\d)\b")),
+    ("my", re.compile(r"\b" + _M + r",?\s+" + _Y + r"\b")),
+    ("dm", re.compile(r"\b" + _D + r"\s+(?:of\s+)?" + _M)),
+    ("md", re.compile(r"\b" + _M + r"\s+" + _D + r"\b(?![.,]?\d)")),
+    ("y", re.compile(r"(?<![\w$€£.,+/:-])" + _Y + r"(?![\w%]|[.,]\d|-\d)")),
+)
+
+
+_YEAR_CUES = frozenset(
+    {
+        "in",
+        "since",
+        "by",
+        "from",
+        "until",
+        "till",
+        "of",
+        "year",
+        "around",
+        "circa",
+        "c",
+        "ca",
+        "before",
+        "after",
+        "during",
+        "between",
+        "and",
+        "to",
+        "or",
+        "early",
+        "late",
+        "mid",
+        "spring",
+        "summer",
+        "autumn",
+        "fall",
+        "winter",
+        "dated",
+        "effective",
+        "founded",
+        "born",
+        "died",
+        "built",
+    }
+)
+
+
+def _year_context(text: str, start: int) -> bool:
+    """A bare four-digit number is a year only after a cue word ("in 1889", "since 2020",
+    "founded 1874") or an opening bracket; otherwise it is a quantity ("costs 1299")."""
+    before = text[max(0, start - 24) : start].rstrip()
+    if before.endswith(("(", "[")):
+        return True
+    m = re.search(r"([A-Za-z]+)\.?$", before)
+    return m is not None and m.group(1).lower() in _YEAR_CUES
+
+
+@dataclass(frozen=True)
+class DateMention:
+    """A date in a text: its span, its fields (None when absent) and the spans of the
+    month and year groups within the text (for rewriting them)."""
+
+    start: int
+    end: int
+    format: str
+    year: int | None
+    month: int | None
+    day: int | None
+    month_span: tuple[int, int] | None = None
+    year_span: tuple[int, int] | None = None
+
+    def fields(self) -> dict[str, int | None]:
+        return {"year": self.year, "month": self.month, "day": self.day}
+
+
+def date_mentions(text: str, *, any_year: bool = False) -> list[DateMention]:
+    """The dates in ``text``, in order; longer formats claim their span first. With
+    ``any_year``, every bare four-digit number 1000–2099 counts as a year (for a claim value
+    such as "1889", which has no context)."""
+    taken: list[tuple[int, int]] = []
+    out: list[DateMention] = []
+    for fmt, pattern in _DATE_PATTERNS:
+        for m in pattern.finditer(text):
+            s, e = m.span()
+            if any(s < te and ts < e for ts, te in taken):
+                continue
+            if fmt == "y" and not any_year and not _year_context(text, s):
+                continue
+            groups = m.groupdict()
+            day = int(groups["day"]) if groups.get("day") else None
+            if day is not None and not 1 <= day <= 31:
+                continue
+            if groups.get("mon"):
+                mon = int(groups["mon"])
+                if not 1 <= mon <= 12:
+                    continue
+                month: int | None = mon
+                month_span: tuple[int, int] | None = m.span("mon")
+            elif groups.get("month"):
+                month = _MONTH_NUMBER[groups["month"]]
+                month_span = m.span("month")
+            else:
+                month, month_span = None, None
+            year = int(groups["year"]) if groups.get("year") else None
+            out.append(
+                DateMention(
+                    s,
+                    e,
+                    fmt,
+                    year,
+                    month,
+                    day,
+                    month_span,
+                    m.span("year") if year is not None else None,
+                )
+            )
+            taken.append((s, e))
+    out.sort(key=lambda d: d.start)
+    return out
+
+
+# -- negation -----------------------------------------------------------------------------
+NEGATION_CUES = frozenset(
+    {"not", "no", "never", "cannot", "none", "nobody", "nothing", "neither", "nor"}
+)
+
+
+def is_negation(word: str) -> bool:
+    return word in NEGATION_CUES or word.endswith(("n't", "n’t"))
+
+
+def negation_parity(sentence: str) -> int:
+    """Number of negation cues in ``sentence``, modulo 2 (1: negative polarity)."""
+    return sum(1 for w in words(sentence) if is_negation(w)) % 2
