@@ -11,7 +11,6 @@ import pytest
 
 from probeguard.config.models import ScanConfig
 from probeguard.core.errors import InputError
-from probeguard.core.records import RunLog
 from probeguard.engine.fixes import (
     FixCounts,
     apply_patch,
@@ -23,6 +22,7 @@ from probeguard.engine.fixes import (
     verify_fixes,
 )
 from probeguard.engine.scan import scan
+from probeguard.results.run import RunLog
 
 GATE_ALL = {"pipeline.reference.defences.gate": {"hybrid": 0.5}}
 

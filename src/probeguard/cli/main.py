@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import sys
 from pathlib import Path
 from typing import Any
@@ -13,17 +14,18 @@ import click
 
 from probeguard._version import __version__
 from probeguard.config.loading import load_config, locate_in_file
+from probeguard.core.artifacts import write_artifact
 from probeguard.core.errors import InputError, ProbeGuardError
-from probeguard.core.io import atomic_write_text, json_safe
-from probeguard.core.records import RunLog
+from probeguard.core.io import atomic_write_text
 from probeguard.engine.bench import hotpotqa, poisonedrag
 from probeguard.engine.evaluate import evaluate
-from probeguard.engine.fixes import parse_patch_option, verify_fixes
+from probeguard.engine.fixes import parse_patch_option, verify_fixes, write_fix
 from probeguard.engine.registry import parts
 from probeguard.engine.scan import scan as run_scan
 from probeguard.engine.sweep import sweep_backends
 from probeguard.metrics.thresholds import parse_threshold
-from probeguard.reports.fix_markdown import render_fix_markdown, short_estimate
+from probeguard.reports.fix_markdown import short_estimate
+from probeguard.results import ARTIFACTS, json_schema
 from probeguard.stats import Estimate
 
 
@@ -135,11 +137,11 @@ def scan(
         f"({stats.wall_s:.1f} s)"
     )
 
-    golden = result.run.summary.get("golden")
+    golden = result.run.summary.golden
     if golden:
         for key in ("retrieval_hit_at_k", "mrr", "answer_contains", "pass_rate"):
-            click.echo(f"  {key:<20} {Estimate.model_validate(golden[key]).format(3)}")
-    probes = result.run.summary.get("probes", {})
+            click.echo(f"  {key:<20} {getattr(golden, key).format(3)}")
+    probes = result.run.summary.probes or {}
     for name, summary in probes.items():
         shown = (
             "skipped: " + summary["skipped"]
@@ -149,14 +151,14 @@ def scan(
             else "n/a"
         )
         click.echo(f"  probe {name:<22} {shown}")
-    fcs = result.run.summary.get("fcs")
+    fcs = result.run.summary.fcs
     if fcs:
         value = fcs["value"]
         click.echo(
             f"  FCS {'n/a' if value is None or value != value else f'{value:.3f}'}; "
             f"adversarial failure rate {fcs['adversarial_failure_rate']:.3f}"
         )
-    attribution = result.run.summary.get("attribution")
+    attribution = result.run.summary.attribution
     if attribution and attribution.get("failures"):
         causes = ", ".join(f"{cause} {n}" for cause, n in attribution["causes"].items() if n)
         click.echo(
@@ -402,11 +404,7 @@ def bench_poisonedrag(
         return
     table = poisonedrag.render_table(result)
     atomic_write_text(out_dir / "bench.md", table)
-    atomic_write_text(
-        out_dir / "bench.json",
-        json.dumps(json_safe(result.to_json()), indent=2, ensure_ascii=False, allow_nan=False)
-        + "\n",
-    )
+    write_artifact(out_dir / "bench.json", result.artifact())
     click.echo(table)
     calls = sum(r.calls for r in result.rows)
     hits = sum(r.cache_hits for r in result.rows)
@@ -542,22 +540,22 @@ def eval_command(
             exc = locate_in_file(exc, config_path)
         _fail(str(exc))
         return
-    data = result.data
-    click.echo(f"{data['summary']['records']} records, {data['errors']} errors")
-    for name, entry in data["summary"]["metrics"].items():
-        mean = entry["mean"]
+    data = result.artifact
+    click.echo(f"{data.summary.records} records, {data.errors} errors")
+    for name, entry in data.summary.metrics.items():
+        mean = entry.mean
         shown = (
             "n/a"
-            if mean["value"] is None
-            else f"{mean['value']:.3f} [{mean['low']:.3f}, {mean['high']:.3f}]"
+            if math.isnan(mean.value)
+            else f"{mean.value:.3f} [{mean.low:.3f}, {mean.high:.3f}]"
         )
-        check = data["thresholds"]["checks"].get(name)
-        status = f"  {check['status']} (≥ {check['threshold']:.2f})" if check else ""
-        click.echo(f"  {name:<22} {shown} n={mean['n']} unscored={entry['unscored']}{status}")
+        check = data.thresholds.checks.get(name)
+        status = f"  {check.status} (≥ {check.threshold:.2f})" if check else ""
+        click.echo(f"  {name:<22} {shown} n={mean.n} unscored={entry.unscored}{status}")
     click.echo(f"report: {result.report_path}")
     click.echo(f"results: {result.json_path}")
     if not result.passed:
-        click.echo("FAILED: below threshold: " + ", ".join(data["thresholds"]["failed"]), err=True)
+        click.echo("FAILED: below threshold: " + ", ".join(data.thresholds.failed), err=True)
         sys.exit(1)
 
 
@@ -636,43 +634,41 @@ def fix_command(
     except ProbeGuardError as exc:
         _fail(str(exc))
         return
-    data = result.data
-    out.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(out / "fix.json", json.dumps(data, indent=2, ensure_ascii=False) + "\n")
-    atomic_write_text(out / "fix.md", render_fix_markdown(data))
+    data = result.artifact
+    json_path, report_path = write_fix(result, out)
     click.echo(
-        f"{data['failures']} failures, {data['attributed']} attributed; "
-        f"{len(data['fixes'])} fixes; {result.calls} pipeline calls, "
+        f"{data.failures} failures, {data.attributed} attributed; "
+        f"{len(data.fixes)} fixes; {result.calls} pipeline calls, "
         f"{result.cache_hits} cache hits"
     )
-    for f in data["fixes"]:
-        click.echo(f"{f['id']:<9} {f['verdict']:<20} {f['title']}")
-        if "targeted" in f:
-            t, b = f["targeted"], f["benign"]
+    for f in data.fixes:
+        click.echo(f"{f.id:<9} {f.verdict:<20} {f.title}")
+        if f.targeted is not None and f.benign is not None:
+            t, b = f.targeted, f.benign
             click.echo(
-                f"{'':<9} targeted failures {short_estimate(t['before'])} -> "
-                f"{short_estimate(t['after'])} ({t['repaired']}/{t['n']} repaired); "
-                f"false refusal {short_estimate(b['false_refusal']['before'])} -> "
-                f"{short_estimate(b['false_refusal']['after'])} "
-                f"({len(b['new_false_refusals'])} new of {b['n']})"
+                f"{'':<9} targeted failures {short_estimate(t.before)} -> "
+                f"{short_estimate(t.after)} ({t.repaired}/{t.n} repaired); "
+                f"false refusal {short_estimate(b.false_refusal.before)} -> "
+                f"{short_estimate(b.false_refusal.after)} "
+                f"({len(b.new_false_refusals)} new of {b.n})"
             )
         else:
-            click.echo(f"{'':<9} {f['reason']}")
-    click.echo(f"report: {out / 'fix.md'}")
-    click.echo(f"results: {out / 'fix.json'}")
-    unverified = [
-        f["id"] for f in data["fixes"] if f["verdict"] not in ("verified", "not_applicable")
-    ]
+            click.echo(f"{'':<9} {f.reason}")
+    click.echo(f"report: {report_path}")
+    click.echo(f"results: {json_path}")
+    unverified = [f.id for f in data.fixes if f.verdict not in ("verified", "not_applicable")]
     if fail_on_unverified and unverified:
         click.echo("FAILED: fixes not verified: " + ", ".join(unverified), err=True)
         sys.exit(1)
 
 
 @cli.command()
-def schema() -> None:
-    """Print the JSON schema of run.json (the RunLog model)."""
+@click.argument("kind", required=False, default="run", type=click.Choice(list(ARTIFACTS)))
+def schema(kind: str) -> None:
+    """Print the JSON schema of an artefact: run (run.json, the default), eval (eval.json),
+    fix (fix.json), sweep (comparison.json) or bench (bench.json)."""
 
-    click.echo(json.dumps(RunLog.model_json_schema(), indent=2, sort_keys=True))
+    click.echo(json.dumps(json_schema(kind), indent=2, sort_keys=True))
 
 
 def main() -> None:
