@@ -3,8 +3,6 @@ returns copies carrying the verdicts), and one function builds the runner from t
 
 from __future__ import annotations
 
-from testkit import abstain, golden, reference_pipeline
-
 from probeguard.config.models import ScanConfig
 from probeguard.core.documents import Document
 from probeguard.engine.stages import (
@@ -17,6 +15,7 @@ from probeguard.engine.stages import (
 )
 from probeguard.metrics.golden import GoldenVerdict
 from probeguard.runner.settings import RunnerSettings
+from testkit import abstain, golden, reference_pipeline
 
 DOCS = [
     Document(id="refunds", title="Refunds", text="Items can be returned within 30 days."),
