@@ -28,12 +28,12 @@ from probeguard.core import (
     Variation,
     corpus_fingerprint,
 )
-from probeguard.core.records import RunLog
 from probeguard.dataset.eval_records import load_eval_records
 from probeguard.engine.evaluate import evaluate
 from probeguard.engine.scan import scan
 from probeguard.engine.sweep import sweep_backends
 from probeguard.pipeline.reference import ReferencePipeline
+from probeguard.results import RunLog, load_run_log
 from probeguard.stats import wilson
 
 __all__ = [
@@ -61,6 +61,7 @@ __all__ = [
     "evaluate",
     "load_config",
     "load_eval_records",
+    "load_run_log",
     "scan",
     "sweep_backends",
     "wilson",

@@ -14,10 +14,10 @@ from planted import DOCS, QUESTIONS, IgnoresContext, Planted, config
 from probeguard.attribution import AttributionConfig, attribute, failing_roles
 from probeguard.config.models import ScanConfig
 from probeguard.core.pipeline import PipelineOutput, RetrievedChunk
-from probeguard.core.records import RunLog
 from probeguard.engine.scan import scan
 from probeguard.metrics.golden import score_golden_record
 from probeguard.probes.evaluate import probe_context
+from probeguard.results.run import RunLog
 from probeguard.runner.executor import Runner
 
 

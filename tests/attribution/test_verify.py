@@ -11,7 +11,6 @@ import pytest
 
 from probeguard.config.models import ScanConfig
 from probeguard.core.errors import InputError
-from probeguard.core.records import RunLog
 from probeguard.engine.fixes import (
     FixCounts,
     apply_patch,
@@ -22,6 +21,7 @@ from probeguard.engine.fixes import (
     parse_patch_option,
     verify_fixes,
 )
+from probeguard.results.run import RunLog
 
 GATE_ALL = {"pipeline.reference.defences.gate": {"hybrid": 0.5}}
 

@@ -9,8 +9,8 @@ import pytest
 from click.testing import CliRunner
 
 from probeguard.cli.main import cli
-from probeguard.core.records import RunLog
 from probeguard.probes.config import ALL_PROBES
+from probeguard.results.run import RunLog
 
 
 @pytest.mark.slow  # the real demo scan (conftest.demo_cli_runs)

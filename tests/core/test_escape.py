@@ -21,8 +21,8 @@ def test_truncation_happens_before_escaping():
 def test_report_shows_escaped_pipeline_name_outside_a_code_span():
     # Regression: the escaped name sat inside backticks, where Markdown shows the escapes
     # literally ("my\_rag") and an escaped backtick still closes the span.
-    from probeguard.core.records import RunLog
     from probeguard.reports.markdown import render_markdown
+    from probeguard.results.run import RunLog
 
     run = RunLog(
         probeguard_version="0",
@@ -35,8 +35,8 @@ def test_report_shows_escaped_pipeline_name_outside_a_code_span():
 
 
 def test_per_style_breakdowns_become_escaped_tables():
-    from probeguard.core.records import RunLog
     from probeguard.reports.markdown import render_markdown
+    from probeguard.results.run import RunLog
     from probeguard.stats import wilson
 
     rate = wilson(3, 4).model_dump()

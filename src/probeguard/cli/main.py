@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import sys
 from pathlib import Path
 from typing import Any
@@ -12,79 +13,19 @@ from typing import Any
 import click
 
 from probeguard._version import __version__
+from probeguard.cli.bench import bench
+from probeguard.cli.common import fail, progress_bar, scan_config, scan_options
 from probeguard.config.loading import load_config, locate_in_file
 from probeguard.core.errors import InputError, ProbeGuardError
-from probeguard.core.io import atomic_write_text, json_safe
-from probeguard.core.records import RunLog
-from probeguard.engine.bench import hotpotqa, poisonedrag
 from probeguard.engine.evaluate import evaluate
-from probeguard.engine.fixes import parse_patch_option, verify_fixes
+from probeguard.engine.fixes import parse_patch_option, verify_fixes, write_fix
 from probeguard.engine.registry import parts
 from probeguard.engine.scan import scan as run_scan
 from probeguard.engine.sweep import sweep_backends
 from probeguard.metrics.thresholds import parse_threshold
-from probeguard.reports.fix_markdown import render_fix_markdown, short_estimate
+from probeguard.reports.fix_markdown import short_estimate
+from probeguard.results import ARTIFACTS, json_schema
 from probeguard.stats import Estimate
-
-
-def _fail(message: str) -> None:
-    click.echo(f"error: {message}", err=True)
-    sys.exit(2)
-
-
-def _scan_config(
-    demo: bool,
-    config_path: Path | None,
-    seed: int | None,
-    concurrency: int | None,
-    no_cache: bool,
-    cache_dir: Path | None,
-) -> Any:
-    """The scan config from the file (or the demo's defaults) with the CLI's overrides."""
-
-    if not demo and config_path is None:
-        _fail("give --demo or --config FILE")
-    overrides: dict[str, Any] = {}
-    if demo:
-        overrides["demo"] = True
-    if seed is not None:
-        overrides["seed"] = seed
-    runner: dict[str, Any] = {}
-    if concurrency is not None:
-        runner["concurrency"] = concurrency
-    if cache_dir is not None:
-        runner["cache_dir"] = str(cache_dir)
-    if no_cache:
-        runner["cache_dir"] = None
-    if runner:
-        overrides["runner"] = runner
-    return load_config(config_path, overrides=overrides)
-
-
-_SCAN_OPTIONS = [
-    click.option("--demo", is_flag=True, help="Scan the bundled demo corpus and golden questions."),
-    click.option(
-        "--config",
-        "config_path",
-        type=click.Path(dir_okay=False, path_type=Path),
-        help="A YAML scan config.",
-    ),
-    click.option("--seed", type=int, help="Seed for every random choice (default 0)."),
-    click.option("--concurrency", type=int, help="Pipeline calls in flight at once."),
-    click.option("--no-cache", is_flag=True, help="Do not read or write the response cache."),
-    click.option(
-        "--cache-dir",
-        type=click.Path(file_okay=False, path_type=Path),
-        help="Response cache folder (default .probeguard-cache).",
-    ),
-    click.option("--no-progress", is_flag=True, help="Hide the progress bar."),
-]
-
-
-def _scan_options(func: Any) -> Any:
-    for option in reversed(_SCAN_OPTIONS):
-        func = option(func)
-    return func
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -97,7 +38,7 @@ def cli(verbose: int) -> None:
 
 
 @cli.command()
-@_scan_options
+@scan_options
 @click.option(
     "--out",
     "out_dir",
@@ -120,13 +61,13 @@ def scan(
 
     out = out_dir or Path("runs/demo" if demo else "runs/latest")
     try:
-        config = _scan_config(demo, config_path, seed, concurrency, no_cache, cache_dir)
-        with _progress_bar(disabled=no_progress) as progress:
+        config = scan_config(demo, config_path, seed, concurrency, no_cache, cache_dir)
+        with progress_bar(disabled=no_progress) as progress:
             result = run_scan(config, out, resume=resume, progress=progress)
     except ProbeGuardError as exc:
         if isinstance(exc, InputError):
             exc = locate_in_file(exc, config_path)
-        _fail(str(exc))
+        fail(str(exc))
         return
     stats = result.run.stats
     click.echo(
@@ -135,11 +76,11 @@ def scan(
         f"({stats.wall_s:.1f} s)"
     )
 
-    golden = result.run.summary.get("golden")
+    golden = result.run.summary.golden
     if golden:
         for key in ("retrieval_hit_at_k", "mrr", "answer_contains", "pass_rate"):
-            click.echo(f"  {key:<20} {Estimate.model_validate(golden[key]).format(3)}")
-    probes = result.run.summary.get("probes", {})
+            click.echo(f"  {key:<20} {getattr(golden, key).format(3)}")
+    probes = result.run.summary.probes or {}
     for name, summary in probes.items():
         shown = (
             "skipped: " + summary["skipped"]
@@ -149,14 +90,14 @@ def scan(
             else "n/a"
         )
         click.echo(f"  probe {name:<22} {shown}")
-    fcs = result.run.summary.get("fcs")
+    fcs = result.run.summary.fcs
     if fcs:
         value = fcs["value"]
         click.echo(
             f"  FCS {'n/a' if value is None or value != value else f'{value:.3f}'}; "
             f"adversarial failure rate {fcs['adversarial_failure_rate']:.3f}"
         )
-    attribution = result.run.summary.get("attribution")
+    attribution = result.run.summary.attribution
     if attribution and attribution.get("failures"):
         causes = ", ".join(f"{cause} {n}" for cause, n in attribution["causes"].items() if n)
         click.echo(
@@ -165,34 +106,6 @@ def scan(
         )
     click.echo(f"report: {result.report_path}")
     click.echo(f"run log: {result.run_path}")
-
-
-class _progress_bar:
-    """A tqdm bar fed by the runner's ``progress(done, total)`` callback (on stderr)."""
-
-    def __init__(self, disabled: bool) -> None:
-        self.disabled = disabled or not sys.stderr.isatty()
-        self.bar: Any = None
-
-    def __enter__(self) -> Any:
-        def update(done: int, total: int) -> None:
-            if self.disabled:
-                return
-            if self.bar is not None and self.bar.total != total:
-                self.bar.close()
-                self.bar = None
-            if self.bar is None:
-                from tqdm import tqdm
-
-                self.bar = tqdm(total=total, unit="case", file=sys.stderr)
-            self.bar.n = done
-            self.bar.refresh()
-
-        return update
-
-    def __exit__(self, *exc: object) -> None:
-        if self.bar is not None:
-            self.bar.close()
 
 
 @cli.command(name="list")
@@ -222,202 +135,8 @@ def list_parts(kind: str | None) -> None:
                 click.echo(f"  {name:<24} {doc}")
 
 
-@cli.group()
-def bench() -> None:
-    """Benchmarks on public data."""
-
-
-@bench.command(name="hotpotqa")
-@click.option(
-    "--data",
-    "data_file",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="qa_one_turn.jsonl (default: $PROBEGUARD_SHARED_DATA/halueval/ or ../shared/data/halueval/).",
-)
-@click.option("--n-docs", type=int, default=250, show_default=True)
-@click.option("--n-queries", type=int, default=50, show_default=True)
-@click.option("--seed", type=int, default=42, show_default=True)
-@click.option(
-    "--generators",
-    default="extractive,smollm2",
-    show_default=True,
-    help="Comma-separated: extractive, smollm2.",
-)
-@click.option("--concurrency", type=int, default=4, show_default=True)
-@click.option(
-    "--chunk-size",
-    type=int,
-    default=128,
-    show_default=True,
-    help="Token-window chunk size of the reference pipeline.",
-)
-@click.option("--chunk-overlap", type=int, default=32, show_default=True)
-@click.option(
-    "--out",
-    "out_dir",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=Path("runs/bench-hotpotqa"),
-    show_default=True,
-)
-def bench_hotpotqa(
-    data_file: Path | None,
-    n_docs: int,
-    n_queries: int,
-    seed: int,
-    generators: str,
-    concurrency: int,
-    chunk_size: int,
-    chunk_overlap: int,
-    out_dir: Path,
-) -> None:
-    """The four probes, FCS and standard evaluation on HotpotQA, per generator."""
-    path = data_file or hotpotqa.default_data_file()
-    if not path.is_file():
-        click.echo(
-            f"skipped: HotpotQA data not found at {path} (give --data or set "
-            "PROBEGUARD_SHARED_DATA to the folder that holds halueval/)"
-        )
-        return
-    names = [g.strip() for g in generators.split(",") if g.strip()]
-    try:
-        with _progress_bar(disabled=False) as progress:
-            chunker = {"name": "tokens", "size": chunk_size, "overlap": chunk_overlap}
-            rows = hotpotqa.run_hotpotqa(
-                path,
-                out_dir,
-                n_docs=n_docs,
-                n_queries=n_queries,
-                seed=seed,
-                generators=names,
-                concurrency=concurrency,
-                reference={"chunker": chunker},
-                progress=lambda _name, done, total: progress(done, total),
-            )
-    except ProbeGuardError as exc:
-        _fail(str(exc))
-        return
-    table = hotpotqa.render_table(rows, n_docs=n_docs, n_queries=n_queries, seed=seed)
-
-    atomic_write_text(out_dir / "bench.md", table)
-    click.echo(table)
-    click.echo(f"runs: {', '.join(str(r.run_dir) for r in rows)}; table: {out_dir / 'bench.md'}")
-
-
-@bench.command(name="poisonedrag")
-@click.option(
-    "--data-dir",
-    type=click.Path(file_okay=False, path_type=Path),
-    help="Folder holding poisonedrag/nq.json and nq_open_oracle/ (default: "
-    "$PROBEGUARD_SHARED_DATA or ../shared/data).",
-)
-@click.option(
-    "--backends",
-    default="dense,bm25,hybrid",
-    show_default=True,
-    help="Comma-separated retrievers: dense, bm25, hybrid.",
-)
-@click.option(
-    "--generators",
-    default="extractive,smollm2",
-    show_default=True,
-    help="Comma-separated: extractive, smollm2.",
-)
-@click.option(
-    "--embedder",
-    type=click.Choice(["minilm", "hashing"]),
-    default="minilm",
-    show_default=True,
-    help="Embedder of dense and hybrid retrieval.",
-)
-@click.option(
-    "--top-k",
-    type=int,
-    default=5,
-    show_default=True,
-    help="Passages retrieved (5, as in the paper).",
-)
-@click.option("--limit", type=int, help="Only the first N matched targets.")
-@click.option(
-    "--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap interval."
-)
-@click.option("--concurrency", type=int, default=4, show_default=True)
-@click.option("--no-cache", is_flag=True, help="Do not read or write the response cache.")
-@click.option(
-    "--cache-dir",
-    type=click.Path(file_okay=False, path_type=Path),
-    help="Response cache folder (default: OUT/cache).",
-)
-@click.option("--no-progress", is_flag=True, help="Hide the progress bar.")
-@click.option(
-    "--out",
-    "out_dir",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=Path("runs/bench-poisonedrag"),
-    show_default=True,
-)
-def bench_poisonedrag(
-    data_dir: Path | None,
-    backends: str,
-    generators: str,
-    embedder: str,
-    top_k: int,
-    limit: int | None,
-    seed: int,
-    concurrency: int,
-    no_cache: bool,
-    cache_dir: Path | None,
-    no_progress: bool,
-    out_dir: Path,
-) -> None:
-    """PoisonedRAG's NQ attack (5 adversarial passages per target) on the reference pipeline:
-    attack success rate per backend and generator, against the paper's figure."""
-
-    root = data_dir or poisonedrag.default_data_dir()
-    missing = [p for p in poisonedrag.data_files(root) if not p.is_file()]
-    if missing:
-        _fail(
-            f"PoisonedRAG data not found: looked for {', '.join(str(p) for p in missing)} "
-            "(give --data-dir or set PROBEGUARD_SHARED_DATA to the folder that holds "
-            "poisonedrag/ and nq_open_oracle/)"
-        )
-        return
-    split = lambda text: [s.strip() for s in text.split(",") if s.strip()]
-    try:
-        with _progress_bar(disabled=no_progress) as progress:
-            result = poisonedrag.run_poisonedrag(
-                root,
-                out_dir,
-                backends=split(backends),
-                generators=split(generators),
-                embedder=embedder,
-                top_k=top_k,
-                limit=limit,
-                seed=seed,
-                concurrency=concurrency,
-                cache_dir=None if no_cache else (cache_dir or out_dir / "cache"),
-                progress=lambda _label, done, total: progress(done, total),
-            )
-    except ProbeGuardError as exc:
-        _fail(str(exc))
-        return
-    table = poisonedrag.render_table(result)
-    atomic_write_text(out_dir / "bench.md", table)
-    atomic_write_text(
-        out_dir / "bench.json",
-        json.dumps(json_safe(result.to_json()), indent=2, ensure_ascii=False, allow_nan=False)
-        + "\n",
-    )
-    click.echo(table)
-    calls = sum(r.calls for r in result.rows)
-    hits = sum(r.cache_hits for r in result.rows)
-    click.echo(
-        f"{calls} pipeline calls, {hits} cache hits; table: {out_dir / 'bench.md'}; "
-        f"result: {out_dir / 'bench.json'}"
-    )
-
-
 @cli.command()
-@_scan_options
+@scan_options
 @click.option(
     "--backends",
     default="dense,bm25,hybrid",
@@ -451,8 +170,8 @@ def sweep(
 
     names = [b.strip() for b in backends.split(",") if b.strip()]
     try:
-        config = _scan_config(demo, config_path, seed, concurrency, no_cache, cache_dir)
-        with _progress_bar(disabled=no_progress) as progress:
+        config = scan_config(demo, config_path, seed, concurrency, no_cache, cache_dir)
+        with progress_bar(disabled=no_progress) as progress:
             result = sweep_backends(
                 config,
                 out_dir,
@@ -463,7 +182,7 @@ def sweep(
     except ProbeGuardError as exc:
         if isinstance(exc, InputError):
             exc = locate_in_file(exc, config_path)
-        _fail(str(exc))
+        fail(str(exc))
         return
     click.echo(result.report_path.read_text(encoding="utf-8"))
     click.echo(
@@ -528,36 +247,36 @@ def eval_command(
         try:
             name, value = parse_threshold(text)
         except ValueError as exc:
-            _fail(f"--threshold: {exc}")
+            fail(f"--threshold: {exc}")
             return
         chosen[name] = value
     if chosen:
         overrides["eval"] = {"thresholds": chosen}
     try:
         config = load_config(config_path, overrides=overrides)
-        with _progress_bar(disabled=no_progress) as progress:
+        with progress_bar(disabled=no_progress) as progress:
             result = evaluate(config, dataset, out_dir, progress=progress)
     except ProbeGuardError as exc:
         if isinstance(exc, InputError):
             exc = locate_in_file(exc, config_path)
-        _fail(str(exc))
+        fail(str(exc))
         return
-    data = result.data
-    click.echo(f"{data['summary']['records']} records, {data['errors']} errors")
-    for name, entry in data["summary"]["metrics"].items():
-        mean = entry["mean"]
+    data = result.artifact
+    click.echo(f"{data.summary.records} records, {data.errors} errors")
+    for name, entry in data.summary.metrics.items():
+        mean = entry.mean
         shown = (
             "n/a"
-            if mean["value"] is None
-            else f"{mean['value']:.3f} [{mean['low']:.3f}, {mean['high']:.3f}]"
+            if math.isnan(mean.value)
+            else f"{mean.value:.3f} [{mean.low:.3f}, {mean.high:.3f}]"
         )
-        check = data["thresholds"]["checks"].get(name)
-        status = f"  {check['status']} (≥ {check['threshold']:.2f})" if check else ""
-        click.echo(f"  {name:<22} {shown} n={mean['n']} unscored={entry['unscored']}{status}")
+        check = data.thresholds.checks.get(name)
+        status = f"  {check.status} (≥ {check.threshold:.2f})" if check else ""
+        click.echo(f"  {name:<22} {shown} n={mean.n} unscored={entry.unscored}{status}")
     click.echo(f"report: {result.report_path}")
     click.echo(f"results: {result.json_path}")
     if not result.passed:
-        click.echo("FAILED: below threshold: " + ", ".join(data["thresholds"]["failed"]), err=True)
+        click.echo("FAILED: below threshold: " + ", ".join(data.thresholds.failed), err=True)
         sys.exit(1)
 
 
@@ -624,7 +343,7 @@ def fix_command(
         patches = dict(parse_patch_option(item) for item in patch_items)
         config = load_config(config_path) if config_path is not None else None
         cache: Any = None if no_cache else (cache_dir if cache_dir is not None else "recorded")
-        with _progress_bar(disabled=no_progress) as progress:
+        with progress_bar(disabled=no_progress) as progress:
             result = verify_fixes(
                 run_dir,
                 config=config,
@@ -634,45 +353,46 @@ def fix_command(
                 progress=lambda _fix, done, total: progress(done, total),
             )
     except ProbeGuardError as exc:
-        _fail(str(exc))
+        fail(str(exc))
         return
-    data = result.data
-    out.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(out / "fix.json", json.dumps(data, indent=2, ensure_ascii=False) + "\n")
-    atomic_write_text(out / "fix.md", render_fix_markdown(data))
+    data = result.artifact
+    json_path, report_path = write_fix(result, out)
     click.echo(
-        f"{data['failures']} failures, {data['attributed']} attributed; "
-        f"{len(data['fixes'])} fixes; {result.calls} pipeline calls, "
+        f"{data.failures} failures, {data.attributed} attributed; "
+        f"{len(data.fixes)} fixes; {result.calls} pipeline calls, "
         f"{result.cache_hits} cache hits"
     )
-    for f in data["fixes"]:
-        click.echo(f"{f['id']:<9} {f['verdict']:<20} {f['title']}")
-        if "targeted" in f:
-            t, b = f["targeted"], f["benign"]
+    for f in data.fixes:
+        click.echo(f"{f.id:<9} {f.verdict:<20} {f.title}")
+        if f.targeted is not None and f.benign is not None:
+            t, b = f.targeted, f.benign
             click.echo(
-                f"{'':<9} targeted failures {short_estimate(t['before'])} -> "
-                f"{short_estimate(t['after'])} ({t['repaired']}/{t['n']} repaired); "
-                f"false refusal {short_estimate(b['false_refusal']['before'])} -> "
-                f"{short_estimate(b['false_refusal']['after'])} "
-                f"({len(b['new_false_refusals'])} new of {b['n']})"
+                f"{'':<9} targeted failures {short_estimate(t.before)} -> "
+                f"{short_estimate(t.after)} ({t.repaired}/{t.n} repaired); "
+                f"false refusal {short_estimate(b.false_refusal.before)} -> "
+                f"{short_estimate(b.false_refusal.after)} "
+                f"({len(b.new_false_refusals)} new of {b.n})"
             )
         else:
-            click.echo(f"{'':<9} {f['reason']}")
-    click.echo(f"report: {out / 'fix.md'}")
-    click.echo(f"results: {out / 'fix.json'}")
-    unverified = [
-        f["id"] for f in data["fixes"] if f["verdict"] not in ("verified", "not_applicable")
-    ]
+            click.echo(f"{'':<9} {f.reason}")
+    click.echo(f"report: {report_path}")
+    click.echo(f"results: {json_path}")
+    unverified = [f.id for f in data.fixes if f.verdict not in ("verified", "not_applicable")]
     if fail_on_unverified and unverified:
         click.echo("FAILED: fixes not verified: " + ", ".join(unverified), err=True)
         sys.exit(1)
 
 
 @cli.command()
-def schema() -> None:
-    """Print the JSON schema of run.json (the RunLog model)."""
+@click.argument("kind", required=False, default="run", type=click.Choice(list(ARTIFACTS)))
+def schema(kind: str) -> None:
+    """Print the JSON schema of an artefact: run (run.json, the default), eval (eval.json),
+    fix (fix.json), sweep (comparison.json) or bench (bench.json)."""
 
-    click.echo(json.dumps(RunLog.model_json_schema(), indent=2, sort_keys=True))
+    click.echo(json.dumps(json_schema(kind), indent=2, sort_keys=True))
+
+
+cli.add_command(bench)
 
 
 def main() -> None:

@@ -1,9 +1,12 @@
-"""The run log: versioned models for ``run.jsonl`` (streamed) and ``run.json`` (final).
+"""The run log's parts: versioned models for ``run.jsonl`` (streamed) and the pieces of
+``run.json`` that the layers below the engine produce.
 
-``run.jsonl`` holds one JSON object a line: first a ``RunHeader`` (``"kind": "header"``), then
-one ``CaseRecord`` (``"kind": "case"``) per finished case, appended as each finishes, so a
-crash loses nothing and ``--resume`` can skip what is done. ``run.json`` is the ``RunLog``.
-``probeguard schema`` prints the JSON schema of ``RunLog``.
+``run.jsonl`` holds one JSON object a line: first a ``RunHeader`` (``"kind": "header"``, the
+shared ``ArtifactHeader``), then one ``CaseRecord`` (``"kind": "case"``) per finished case,
+appended as each finishes, so a crash loses nothing and ``--resume`` can skip what is done.
+``run.json`` is the ``RunLog`` (``probeguard.results.run``), which holds these records, the
+probe groups and the attribution entries defined here; ``probeguard schema run`` prints its
+JSON schema.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from probeguard.core.artifacts import ArtifactHeader
 from probeguard.core.cases import Case
 from probeguard.core.pipeline import PipelineOutput
 
@@ -45,25 +49,23 @@ class CaseRecord(BaseModel):
     """Pipeline calls made for this case (0 when cached)."""
     duration_s: float = 0.0
     verdict: dict[str, Any] = Field(default_factory=dict)
-    """Scores and judgments, filled in after the run by detectors and metrics."""
+    """The JSON of the case's verdict, set by the engine's score stage on a copy of the
+    runner's record (never in place): a golden case's ``metrics.golden.GoldenVerdict``, a
+    probe case's ``probes.evaluate.GroupMembership``; empty until scored (and for an errored
+    golden case)."""
 
     @property
     def ok(self) -> bool:
         return self.output is not None
 
 
-class RunHeader(BaseModel):
+class RunHeader(ArtifactHeader):
     """First line of ``run.jsonl``: enough to refuse resuming a different run."""
-
-    model_config = ConfigDict(extra="forbid")
 
     kind: Literal["header"] = "header"
     version: int = RUN_LOG_VERSION
-    probeguard_version: str
     pipeline_name: str
     pipeline_fingerprint: str
-    corpus_fingerprint: str | None = None
-    seed: int = 0
 
 
 class RunStats(BaseModel):
@@ -152,27 +154,3 @@ class Attribution(BaseModel):
     swaps: list[SwapOutcome] = Field(default_factory=list)
     recommendation: dict[str, Any] | None = None
     """``{cause, title, config_patch, other_pipelines, why}`` (``attribution.recommend``)."""
-
-
-class RunLog(BaseModel):
-    """The final record of a scan (``run.json``)."""
-
-    model_config = ConfigDict(extra="forbid", allow_inf_nan=True)
-
-    version: int = RUN_LOG_VERSION
-    probeguard_version: str
-    config: dict[str, Any]
-    """The effective configuration (secrets never appear here: only env var names)."""
-    pipeline_name: str
-    pipeline_fingerprint: str
-    corpus_fingerprint: str | None = None
-    seed: int = 0
-    stats: RunStats = Field(default_factory=RunStats)
-    summary: dict[str, Any] = Field(default_factory=dict)
-    """Suite name → metric name → ``Estimate`` (as dict) or value."""
-    records: list[CaseRecord] = Field(default_factory=list)
-    groups: list[ProbeGroup] = Field(default_factory=list)
-    """Probe verdicts, one per probe group."""
-    attribution: list[Attribution] = Field(default_factory=list)
-    """Per attributed failure, its cause, evidence re-runs and fix (empty when attribution is
-    off); totals in ``summary["attribution"]``."""

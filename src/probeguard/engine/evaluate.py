@@ -1,10 +1,13 @@
 """``probeguard eval``, end to end: load the dataset, call the pipeline for the records that
 lack an answer or contexts (through the runner, the only place that calls a pipeline),
 score every record once (``evaluation.standard``), summarise overall and by tag, check the
-thresholds, and write ``eval.json`` and ``eval.md`` (atomically, so nothing is half-written).
+thresholds, and write ``eval.json`` (``results.eval.EvalArtifact``) and ``eval.md``
+(atomically, so nothing is half-written). The same stages as a scan (``engine.stages``):
 
-    dataset → [runner → pipeline] → claims + claim×chunk judgment → metrics → summary
-            → reports
+    generate: dataset → cases for the records that need the pipeline
+    execute:  runner → pipeline (``stages.build_runner``, ``stages.execute``)
+    score:    claims + claim×chunk judgment → metrics → summary → thresholds
+    render:   eval.json, eval.md
 
 Which pipeline: the configured one (``pipeline`` in the config; the reference pipeline by
 default, over ``corpus.path`` or the demo corpus with ``demo: true``), or ``pipeline=``.
@@ -13,7 +16,6 @@ A record's own ``answer`` and ``retrievalContext`` always win over the pipeline'
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -22,39 +24,43 @@ from typing import Any
 
 from probeguard._version import __version__
 from probeguard.config.models import ScanConfig
+from probeguard.core.artifacts import artifact_json, write_artifact
 from probeguard.core.cases import Case
+from probeguard.core.documents import Document, corpus_fingerprint
 from probeguard.core.errors import InputError
-from probeguard.core.io import atomic_write_text, json_safe
+from probeguard.core.io import atomic_write_text
 from probeguard.core.pipeline import Context, Pipeline
 from probeguard.core.records import CaseRecord
 from probeguard.corpus.loaders import load_corpus
 from probeguard.dataset.eval_records import EvalRecord, load_eval_records
 from probeguard.detectors.factory import build_judges
-from probeguard.engine.scan import build_pipeline, demo_data_dir
-from probeguard.metrics.standard import METRICS, score_standard, unscored
-from probeguard.metrics.summary import summarize_values
-from probeguard.metrics.thresholds import check_thresholds
+from probeguard.engine.stages import build_pipeline, build_runner, demo_data_dir, execute
+from probeguard.metrics.golden import threshold_report
+from probeguard.metrics.standard import METRICS, MetricScore, score_standard, unscored
+from probeguard.metrics.summary import MetricsSummary, summarize_values
 from probeguard.reports.eval_markdown import render_eval_markdown
-from probeguard.runner.cache import ResponseCache
-from probeguard.runner.executor import Runner, RunnerConfig
-from probeguard.runner.retry import RetryPolicy
+from probeguard.results.eval import EvalArtifact, EvalPipeline, EvalRecordResult
 
 __all__ = ["EVAL_JSON", "EVAL_MD", "EvalResult", "evaluate"]
 
 EVAL_JSON = "eval.json"
 EVAL_MD = "eval.md"
-EVAL_VERSION = 1
 
 
 @dataclass(frozen=True)
 class EvalResult:
-    data: dict[str, Any]
-    """What ``eval.json`` holds (NaN written as null)."""
+    artifact: EvalArtifact
+    """What ``eval.json`` holds."""
     out_dir: Path
 
     @property
+    def data(self) -> dict[str, Any]:
+        """``eval.json``'s data (NaN written as null)."""
+        return artifact_json(self.artifact)
+
+    @property
     def passed(self) -> bool:
-        return bool(self.data["thresholds"]["passed"])
+        return self.artifact.passed
 
     @property
     def json_path(self) -> Path:
@@ -65,8 +71,8 @@ class EvalResult:
         return self.out_dir / EVAL_MD
 
 
-def _pipeline_for(config: ScanConfig) -> Pipeline:
-    documents: list[Any] = []
+def _pipeline_for(config: ScanConfig) -> tuple[Pipeline, list[Document]]:
+    documents: list[Document] = []
     if config.demo:
         documents = load_corpus(demo_data_dir() / "corpus.jsonl")
     elif config.corpus.path is not None:
@@ -78,7 +84,17 @@ def _pipeline_for(config: ScanConfig) -> Pipeline:
             "demo: true), or configure pipeline.callable / pipeline.http",
             field="corpus.path",
         )
-    return build_pipeline(config, documents)
+    return build_pipeline(config, documents), documents
+
+
+@dataclass(frozen=True)
+class _Answered:
+    """The execute stage of an evaluation: the runner's records by record id, the
+    pipeline's description (None when no record needed it) and its corpus fingerprint."""
+
+    outputs: dict[str, CaseRecord]
+    pipeline: EvalPipeline | None = None
+    corpus_fingerprint: str | None = None
 
 
 def _run_pipeline(
@@ -86,34 +102,28 @@ def _run_pipeline(
     config: ScanConfig,
     pipeline: Pipeline | None,
     progress: Callable[[int, int], None] | None,
-) -> tuple[dict[str, CaseRecord], dict[str, Any] | None]:
-    """The runner's records by record id for the records that need the pipeline, and the
-    pipeline's name and fingerprint (None when no record needed it)."""
+) -> _Answered:
+    """Generate a case for each record that needs the pipeline, and execute them."""
 
     needed = [r for r in records if r.answer is None or r.retrieval_context is None]
     if not needed:
-        return {}, None
-    pipeline = pipeline or _pipeline_for(config)
-    cache = ResponseCache(config.runner.cache_dir) if config.runner.cache_dir else None
-    runner = Runner(
-        pipeline,
-        RunnerConfig(
-            concurrency=config.runner.concurrency,
-            timeout_s=config.runner.timeout_s,
-            retry=RetryPolicy(retries=config.runner.retries),
-        ),
-        cache=cache,
-        progress=progress,
-    )
+        return _Answered({})
+    documents: list[Document] = []
+    if pipeline is None:
+        pipeline, documents = _pipeline_for(config)
     cases = [Case(id=r.id, question=r.input, probe="eval", tags=r.tags) for r in needed]
-    done = runner.run(cases)
-    info = {
-        "name": pipeline.name,
-        "fingerprint": pipeline.fingerprint(),
-        "cases": len(cases),
-        "errors": len(done.errors),
-    }
-    return {rec.case.id: rec for rec in done.records}, info
+    done = execute(build_runner(config.runner, pipeline, progress=progress), cases)
+    info = EvalPipeline(
+        name=pipeline.name,
+        fingerprint=pipeline.fingerprint(),
+        cases=len(cases),
+        errors=sum(1 for r in done.records if r.error is not None),
+    )
+    return _Answered(
+        outputs={rec.case.id: rec for rec in done.records},
+        pipeline=info,
+        corpus_fingerprint=corpus_fingerprint(documents) if documents else None,
+    )
 
 
 def evaluate(
@@ -129,43 +139,42 @@ def evaluate(
     Raises ``InputError`` for a bad dataset or config before anything is written."""
     records = load_eval_records(dataset)
     judges = build_judges(config.judge)
-    outputs, pipeline_info = _run_pipeline(records, config, pipeline, progress)
-    results: list[dict[str, Any]] = []
+    answered = _run_pipeline(records, config, pipeline, progress)
+    results: list[EvalRecordResult] = []
     rows: list[dict[str, float]] = []
     for record in records:
-        result, values = _score(record, outputs.get(record.id), judges)
+        result, values = _score(record, answered.outputs.get(record.id), judges)
         results.append(result)
         rows.append(values)
-    summary = summarize_values(rows, [r.tags for r in records], seed=config.seed)
-    means = {k: v["mean"] for k, v in summary["metrics"].items()}
-    thresholds = check_thresholds(means, config.eval.thresholds)
-    data = json_safe(
-        {
-            "kind": "eval",
-            "version": EVAL_VERSION,
-            "probeguard_version": __version__,
-            "dataset": Path(dataset).name,
-            "seed": config.seed,
-            "judge": judges.describe(),
-            "config": {k: config.recorded()[k] for k in ("judge", "eval")},
-            "pipeline": pipeline_info,
-            "errors": sum(1 for r in results if r["error"]),
-            "summary": summary,
-            "thresholds": thresholds,
-            "results": results,
-        }
+    summary = MetricsSummary.model_validate(
+        summarize_values(rows, [r.tags for r in records], seed=config.seed)
     )
-
+    recorded = config.recorded()
+    artifact = EvalArtifact(
+        probeguard_version=__version__,
+        pipeline_name=answered.pipeline.name if answered.pipeline else None,
+        pipeline_fingerprint=answered.pipeline.fingerprint if answered.pipeline else None,
+        corpus_fingerprint=answered.corpus_fingerprint,
+        seed=config.seed,
+        dataset=Path(dataset).name,
+        judge=judges.describe(),
+        config={k: recorded[k] for k in ("judge", "eval")},
+        pipeline=answered.pipeline,
+        errors=sum(1 for r in results if r.error),
+        summary=summary,
+        thresholds=threshold_report(summary, config.eval.thresholds),
+        results=results,
+    )
     out = Path(out_dir)
-    report = render_eval_markdown(data)
-    atomic_write_text(out / EVAL_JSON, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    report = render_eval_markdown(artifact)
+    write_artifact(out / EVAL_JSON, artifact)
     atomic_write_text(out / EVAL_MD, report)
-    return EvalResult(data, out)
+    return EvalResult(artifact, out)
 
 
 def _score(
     record: EvalRecord, case: CaseRecord | None, judges: Any
-) -> tuple[dict[str, Any], dict[str, float]]:
+) -> tuple[EvalRecordResult, dict[str, float]]:
     base: dict[str, Any] = {
         "id": record.id,
         "source": record.source,
@@ -180,14 +189,14 @@ def _score(
         err = case.error
         reason = f"pipeline error: {err.type}: {err.message}" if err else "pipeline error"
         metrics = unscored(reason)
-        base.update(
+        result = EvalRecordResult(
+            **{**base, "error": reason},
             answer=record.answer,
             contexts=[],
-            error=reason,
-            metrics={k: m.as_dict() for k, m in metrics.items()},
+            metrics={k: MetricScore.model_validate(m.as_dict()) for k, m in metrics.items()},
             claims=[],
         )
-        return base, {k: math.nan for k in METRICS}
+        return result, {k: math.nan for k in METRICS}
     output = case.output if case is not None else None
     answer = record.answer if record.answer is not None else (output.answer if output else "")
     if record.retrieval_context is not None:
@@ -205,5 +214,14 @@ def _score(
         ground_truth=record.ground_truth,
         relevance=record.retrieval_relevance,
     )
-    base.update(answer=answer, contexts=ids, **score.as_dict())
-    return base, {k: score.value(k) for k in METRICS}
+    scores = score.scores()
+    result = EvalRecordResult(
+        **base,
+        answer=answer,
+        contexts=ids,
+        metrics=scores.metrics,
+        precision_source=scores.precision_source,
+        claims=scores.claims,
+        judgment=score.judgment.as_dict(),
+    )
+    return result, {k: score.value(k) for k in METRICS}

@@ -11,19 +11,22 @@ the configured gate's false-refusal and abstention rates, and the best gate's.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from probeguard._version import __version__
 from probeguard.config.models import ScanConfig
+from probeguard.core.artifacts import artifact_json, write_artifact
 from probeguard.core.errors import InputError
 from probeguard.core.io import atomic_write_text, json_safe
-from probeguard.core.records import RunLog
-from probeguard.engine.scan import ScanResult, load_inputs, scan
+from probeguard.engine.scan import ScanResult, scan
+from probeguard.engine.stages import load_inputs
 from probeguard.metrics.gate import gate_analysis, gate_scores
 from probeguard.reports.comparison import render_comparison
+from probeguard.results.run import RunLog
+from probeguard.results.sweep import Comparison
 
 BACKENDS = ("dense", "bm25", "hybrid")
 COMPARISON_JSON = "comparison.json"
@@ -51,8 +54,14 @@ HEADLINES: tuple[tuple[str, str], ...] = (
 @dataclass(frozen=True)
 class SweepResult:
     runs: dict[str, ScanResult]
-    comparison: dict[str, Any]
+    artifact: Comparison
+    """What ``comparison.json`` holds."""
     out_dir: Path
+
+    @property
+    def comparison(self) -> dict[str, Any]:
+        """``comparison.json``'s data (NaN written as null)."""
+        return artifact_json(self.artifact)
 
     @property
     def report_path(self) -> Path:
@@ -101,14 +110,11 @@ def sweep_backends(
         runs[backend] = scan(
             backend_config(config, backend, min_score), out / backend, progress=step, inputs=inputs
         )
-    comparison = json_safe(compare_runs({b: r.run for b, r in runs.items()}, min_score=min_score))
+    comparison = compare_runs({b: r.run for b, r in runs.items()}, min_score=min_score)
     out.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(
-        out / COMPARISON_JSON, json.dumps(comparison, indent=2, allow_nan=False) + "\n"
-    )
-
+    write_artifact(out / COMPARISON_JSON, comparison)
     atomic_write_text(out / COMPARISON_MD, render_comparison(comparison))
-    return SweepResult(runs=runs, comparison=comparison, out_dir=out)
+    return SweepResult(runs=runs, artifact=comparison, out_dir=out)
 
 
 def lookup(summary: dict[str, Any], path: str) -> Any:
@@ -121,13 +127,14 @@ def lookup(summary: dict[str, Any], path: str) -> Any:
     return value
 
 
-def compare_runs(runs: dict[str, RunLog], *, min_score: float | None = None) -> dict[str, Any]:
+def compare_runs(runs: dict[str, RunLog], *, min_score: float | None = None) -> Comparison:
     """The comparison of backend runs: headline rows and each backend's gate analysis."""
+    summaries = {b: artifact_json(run.summary) for b, run in runs.items()}
     rows: list[dict[str, Any]] = [
         {
             "label": label,
             "path": path,
-            "values": {b: lookup(run.summary, path) for b, run in runs.items()},
+            "values": {b: lookup(summary, path) for b, summary in summaries.items()},
         }
         for label, path in HEADLINES
     ]
@@ -137,10 +144,11 @@ def compare_runs(runs: dict[str, RunLog], *, min_score: float | None = None) -> 
         answerable, unanswerable = gate_scores(run.records)
         gates[backend] = gate_analysis(answerable, unanswerable, configured=min_score)
     first = next(iter(runs.values()))
-    return {
-        "backends": list(runs),
-        "seed": first.seed,
+    data = {
+        "probeguard_version": __version__,
         "corpus_fingerprint": first.corpus_fingerprint,
+        "seed": first.seed,
+        "backends": list(runs),
         "min_score": min_score,
         "pipelines": {
             b: {
@@ -153,3 +161,5 @@ def compare_runs(runs: dict[str, RunLog], *, min_score: float | None = None) -> 
         "gate": gates,
         "cases": {b: run.stats.cases for b, run in runs.items()},
     }
+    # NaN (an undefined AUROC or spread) is saved, and shown, as null.
+    return Comparison.model_validate(json_safe(data))

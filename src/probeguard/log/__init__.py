@@ -1,4 +1,4 @@
-"""Run logs: streamed JSONL records and the final versioned run file."""
+"""Run logs: streamed JSONL records (the final ``run.json`` is ``results.run.RunLog``)."""
 
 from probeguard.core.records import (
     RUN_LOG_VERSION,
@@ -6,7 +6,6 @@ from probeguard.core.records import (
     CaseRecord,
     ProbeGroup,
     RunHeader,
-    RunLog,
     RunStats,
 )
 from probeguard.log.writer import RunLogWriter, dump_json_line, read_run_jsonl
@@ -17,7 +16,6 @@ __all__ = [
     "CaseRecord",
     "ProbeGroup",
     "RunHeader",
-    "RunLog",
     "RunLogWriter",
     "RunStats",
     "dump_json_line",

@@ -1,6 +1,6 @@
 """Scoring golden questions: retrieval against gold evidence, answer containment, refusals.
 
-Per case (``score_golden_record``):
+Per case (``golden_verdict``: a ``GoldenVerdict``; ``score_golden_record`` is its JSON):
 - ``evidence_rank``: best rank of a gold evidence document among the retrieved chunks;
 - ``hit``: some gold document was retrieved (the pipeline's top-k);
 - ``all_evidence``: every gold document was retrieved (multi-hop needs all);
@@ -9,7 +9,7 @@ Per case (``score_golden_record``):
 - ``refused``; ``passed``: mode ``answer`` → contains and not refused; mode ``abstain`` →
   refused.
 
-Summary (``summarize_golden``): each rate a Wilson 95% interval over the cases where it is
+Summary (``summarize_golden``: a ``GoldenSummary``): each rate a Wilson 95% interval over the cases where it is
 defined (retrieval rates over answerable cases with evidence; answer rates over answerable
 cases; abstention over unanswerable cases); MRR with a seeded bootstrap interval.
 
@@ -24,17 +24,19 @@ faithful with, and answer relevancy would punish it).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from probeguard.core.io import json_safe
+from pydantic import BaseModel, ConfigDict, SerializationInfo, model_serializer
+
+from probeguard.core.artifacts import JsonEstimate
 from probeguard.core.pipeline import Context
 from probeguard.core.records import CaseRecord
 from probeguard.metrics.judged import relevance_from_gold
 from probeguard.metrics.retrieval import first_relevant_rank, recall_of, reciprocal_rank
-from probeguard.metrics.standard import score_standard
-from probeguard.metrics.summary import summarize_values
-from probeguard.metrics.thresholds import check_thresholds
+from probeguard.metrics.standard import RecordScores, score_standard
+from probeguard.metrics.summary import MetricMean, MetricsSummary, TagFacet, summarize_values
+from probeguard.metrics.thresholds import ThresholdReport, check_thresholds
 from probeguard.nlp.text import contains_answer
 from probeguard.stats import bootstrap_mean, proportion
 
@@ -42,56 +44,160 @@ if TYPE_CHECKING:
     from probeguard.detectors.factory import Judges
     from probeguard.metrics.config import Thresholds
 
+__all__ = [
+    "GoldenStandardSummary",
+    "GoldenSummary",
+    "GoldenVerdict",
+    "golden_verdict",
+    "score_golden_record",
+    "score_golden_standard",
+    "summarize_golden",
+    "summarize_golden_standard",
+]
 
-def score_golden_record(record: CaseRecord) -> dict[str, Any]:
-    """The verdict for one golden case (empty dict for an errored case)."""
+_EVIDENCE_KEYS = ("evidence_rank", "hit", "all_evidence", "rr")
+
+
+class GoldenVerdict(BaseModel):
+    """The verdict on one answered golden case. Saved in ``CaseRecord.verdict`` as its JSON,
+    which leaves out what does not apply: the evidence fields when the case names no gold
+    evidence, ``contains`` for an abstention case, ``standard`` when not computed."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=True)
+
+    refused: bool
+    """The pipeline refused to answer."""
+    evidence_rank: int | None = None
+    """Best rank of a gold evidence document among the retrieved chunks (None: not
+    retrieved, or the case names no evidence — then ``hit`` is None too)."""
+    hit: bool | None = None
+    """Some gold document was retrieved (the pipeline's top-k)."""
+    all_evidence: bool | None = None
+    """Every gold document was retrieved (multi-hop needs all)."""
+    rr: float | None = None
+    """Reciprocal rank of the first gold document."""
+    contains: bool | None = None
+    """The answer holds a gold answer (None for an abstention case)."""
+    passed: bool
+    """Mode ``answer``: contains and not refused; mode ``abstain``: refused."""
+    standard: RecordScores | None = None
+    """The standard metrics (``score_golden_standard``), when the scan computes them."""
+
+    @model_serializer(mode="wrap")
+    def _leave_out_what_does_not_apply(
+        self, handler: Any, info: SerializationInfo
+    ) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        absent = [
+            *(_EVIDENCE_KEYS if self.hit is None else ()),
+            *(("contains",) if self.contains is None else ()),
+            *(("standard",) if self.standard is None else ()),
+        ]
+        for key in absent:
+            data.pop(key, None)
+        return data
+
+    @classmethod
+    def from_record(cls, record: CaseRecord) -> GoldenVerdict | None:
+        """The verdict saved in a scored record (None for an errored or unscored one)."""
+        return cls.model_validate(record.verdict) if record.verdict else None
+
+
+def golden_verdict(record: CaseRecord) -> GoldenVerdict | None:
+    """The verdict for one golden case (None for an errored case)."""
     out = record.output
     if out is None:
-        return {}
+        return None
     exp = record.case.expected
     ranked_docs = [r.doc_id for r in sorted(out.retrieved, key=lambda r: r.rank)]
-    verdict: dict[str, Any] = {"refused": out.refused}
+    fields: dict[str, Any] = {"refused": out.refused}
     if exp.evidence_doc_ids:
         rank = first_relevant_rank(ranked_docs, exp.evidence_doc_ids)
-        verdict.update(
+        fields.update(
             evidence_rank=rank,
             hit=rank is not None,
             all_evidence=recall_of(ranked_docs, exp.evidence_doc_ids) == 1.0,
             rr=reciprocal_rank(ranked_docs, exp.evidence_doc_ids),
         )
     if exp.mode == "abstain":
-        verdict["passed"] = out.refused
+        fields["passed"] = out.refused
     else:
         contains = any(contains_answer(out.answer, a) for a in exp.answers)
-        verdict["contains"] = contains
-        verdict["passed"] = contains and not out.refused
-    return verdict
+        fields["contains"] = contains
+        fields["passed"] = contains and not out.refused
+    return GoldenVerdict(**fields)
 
 
-def summarize_golden(records: Sequence[CaseRecord], seed: int) -> dict[str, Any]:
-    """Rates with intervals over scored golden records (see module doc)."""
-    scored = [(r, r.verdict) for r in records if r.output is not None]
-    answerable = [(r, v) for r, v in scored if r.case.expected.mode != "abstain"]
-    with_evidence = [v for r, v in answerable if "hit" in v]
-    unanswerable = [v for r, v in scored if r.case.expected.mode == "abstain"]
-    summary = {
-        "cases": len(records),
-        "errors": sum(1 for r in records if r.output is None),
-        "retrieval_hit_at_k": proportion([v["hit"] for v in with_evidence]),
-        "retrieval_all_evidence": proportion([v["all_evidence"] for v in with_evidence]),
-        "mrr": bootstrap_mean([v["rr"] for v in with_evidence], seed=seed),
-        "answer_contains": proportion([v["contains"] for _, v in answerable]),
-        "false_refusal": proportion([v["refused"] for _, v in answerable]),
-        "abstention": proportion([v["refused"] for v in unanswerable]),
-        "pass_rate": proportion([v["passed"] for _, v in scored]),
-    }
-    return {k: (v.model_dump() if hasattr(v, "model_dump") else v) for k, v in summary.items()}
+def score_golden_record(record: CaseRecord) -> dict[str, Any]:
+    """``golden_verdict`` as JSON (empty dict for an errored case): what re-judging code
+    that works on the saved form (attribution's swaps) compares."""
+    verdict = golden_verdict(record)
+    return verdict.model_dump() if verdict is not None else {}
 
 
-def score_golden_standard(record: CaseRecord, judges: Judges) -> dict[str, Any] | None:
-    """The standard metrics of one golden case (rules in the module doc), as JSON:
-    ``{"metrics": {name: {value, n, unscored, reason, detail}}, "precision_source",
-    "claims": [findings]}``; None for an errored, abstention or answerless case."""
+class GoldenStandardSummary(BaseModel):
+    """The standard metrics over the answered golden cases, with the thresholds' verdict."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=True)
+
+    judge: dict[str, Any]
+    """The claim and relevance judges (``Judges.describe``)."""
+    records: int
+    metrics: dict[str, MetricMean]
+    by_tag: dict[str, TagFacet]
+    thresholds: ThresholdReport
+
+
+class GoldenSummary(BaseModel):
+    """Rates over the golden cases (module doc): Wilson intervals, MRR bootstrapped."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=True)
+
+    cases: int
+    errors: int
+    """Cases whose pipeline call failed (left out of every rate)."""
+    retrieval_hit_at_k: JsonEstimate
+    retrieval_all_evidence: JsonEstimate
+    mrr: JsonEstimate
+    answer_contains: JsonEstimate
+    false_refusal: JsonEstimate
+    abstention: JsonEstimate
+    pass_rate: JsonEstimate
+    standard: GoldenStandardSummary | None = None
+    """Left out of the JSON when the scan does not compute the standard metrics."""
+
+    @model_serializer(mode="wrap")
+    def _leave_out_standard(self, handler: Any, info: SerializationInfo) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        if data.get("standard") is None:
+            data.pop("standard", None)
+        return data
+
+
+def summarize_golden(
+    scored: Sequence[tuple[CaseRecord, GoldenVerdict | None]], seed: int
+) -> GoldenSummary:
+    """Rates with intervals over the golden records and their verdicts (see module doc)."""
+    answered = [(r, v) for r, v in scored if r.output is not None and v is not None]
+    answerable = [v for r, v in answered if r.case.expected.mode != "abstain"]
+    with_evidence = [v for v in answerable if v.hit is not None]
+    unanswerable = [v for r, v in answered if r.case.expected.mode == "abstain"]
+    return GoldenSummary(
+        cases=len(scored),
+        errors=sum(1 for r, _ in scored if r.output is None),
+        retrieval_hit_at_k=proportion([bool(v.hit) for v in with_evidence]),
+        retrieval_all_evidence=proportion([bool(v.all_evidence) for v in with_evidence]),
+        mrr=bootstrap_mean([float(v.rr or 0.0) for v in with_evidence], seed=seed),
+        answer_contains=proportion([bool(v.contains) for v in answerable]),
+        false_refusal=proportion([v.refused for v in answerable]),
+        abstention=proportion([v.refused for v in unanswerable]),
+        pass_rate=proportion([v.passed for _, v in answered]),
+    )
+
+
+def score_golden_standard(record: CaseRecord, judges: Judges) -> RecordScores | None:
+    """The standard metrics of one golden case (rules in the module doc); None for an
+    errored, abstention or answerless case."""
 
     out, exp = record.output, record.case.expected
     if out is None or exp.mode != "answer" or not exp.answers:
@@ -111,29 +217,38 @@ def score_golden_standard(record: CaseRecord, judges: Judges) -> dict[str, Any] 
         golds=exp.answers,
         relevance=relevance,
     )
-    data = score.as_dict()
-    data.pop("judgment")
-
-    safe: dict[str, Any] = json_safe(data)
-    return safe
+    return score.scores()
 
 
 def summarize_golden_standard(
-    records: Sequence[CaseRecord], *, seed: int, thresholds: Thresholds, judge: dict[str, Any]
-) -> dict[str, Any]:
+    scored: Sequence[tuple[CaseRecord, RecordScores]],
+    *,
+    seed: int,
+    thresholds: Thresholds,
+    judge: dict[str, Any],
+) -> GoldenStandardSummary:
     """Means (bootstrap intervals, n, unscored) of the standard metrics over the golden
-    cases scored by ``score_golden_standard`` (``verdict["standard"]``), faceted by tag, and
-    the thresholds' pass/fail."""
+    cases scored by ``score_golden_standard``, faceted by tag, and the thresholds'
+    pass/fail."""
 
-    scored = [r for r in records if r.verdict.get("standard")]
     nan = float("nan")
     rows = [
-        {
-            k: (nan if m["value"] is None else m["value"])
-            for k, m in r.verdict["standard"]["metrics"].items()
-        }
-        for r in scored
+        {k: (nan if m.value is None else m.value) for k, m in scores.metrics.items()}
+        for _, scores in scored
     ]
-    summary = summarize_values(rows, [r.case.tags for r in scored], seed=seed)
-    means = {k: v["mean"] for k, v in summary["metrics"].items()}
-    return {"judge": judge, **summary, "thresholds": check_thresholds(means, thresholds)}
+    summary = MetricsSummary.model_validate(
+        summarize_values(rows, [r.case.tags for r, _ in scored], seed=seed)
+    )
+    return GoldenStandardSummary(
+        judge=judge,
+        records=summary.records,
+        metrics=summary.metrics,
+        by_tag=summary.by_tag,
+        thresholds=threshold_report(summary, thresholds),
+    )
+
+
+def threshold_report(summary: MetricsSummary, thresholds: Thresholds) -> ThresholdReport:
+    """``check_thresholds`` over ``summary``'s means, as a model."""
+    means: Mapping[str, Any] = {k: m.mean.model_dump() for k, m in summary.metrics.items()}
+    return ThresholdReport.model_validate(check_thresholds(means, thresholds))

@@ -33,6 +33,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict, Field
+
 from probeguard.core.pipeline import Context
 from probeguard.detectors.claims import decompose, factual
 from probeguard.detectors.factory import Judges
@@ -51,7 +53,15 @@ from probeguard.metrics.judged import (
 )
 from probeguard.metrics.lexical import containment, exact_match, token_f1
 
-__all__ = ["METRICS", "StandardScore", "score_standard", "split_judgment", "unscored"]
+__all__ = [
+    "METRICS",
+    "MetricScore",
+    "RecordScores",
+    "StandardScore",
+    "score_standard",
+    "split_judgment",
+    "unscored",
+]
 
 METRICS: tuple[str, ...] = (
     "context_precision",
@@ -65,6 +75,36 @@ METRICS: tuple[str, ...] = (
 )
 """Every standard metric, in report order."""
 NAN = float("nan")
+
+
+class MetricScore(BaseModel):
+    """One metric of one record, as saved (``MetricResult.as_dict``)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=True)
+
+    value: float | None
+    """The score; None when undefined (the reason says why)."""
+    n: int
+    """Items scored (claims, chunks, statements)."""
+    unscored: int
+    """Items the judge could not decide."""
+    reason: str = ""
+    detail: dict[str, Any] = Field(default_factory=dict)
+    """Metric-specific detail (ranks, per-chunk shares, missing claims)."""
+
+
+class RecordScores(BaseModel):
+    """The standard metrics of one record as saved: every metric, where context precision's
+    relevance came from, and the faithfulness findings (one per answer claim)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=True)
+
+    metrics: dict[str, MetricScore]
+    """Metric → its score, in ``METRICS`` order."""
+    precision_source: str
+    """``reference`` (labels or gold ids), ``judge`` or ``none`` (no contexts)."""
+    claims: list[dict[str, Any]] = Field(default_factory=list)
+    """``ClaimFinding.as_dict`` per answer claim."""
 
 
 @dataclass(frozen=True)
@@ -96,6 +136,12 @@ class StandardScore:
             "claims": claims,
             "judgment": self.judgment.as_dict(),
         }
+
+    def scores(self) -> RecordScores:
+        """The saved form (``as_dict`` without the judgment matrix)."""
+        data = self.as_dict()
+        data.pop("judgment")
+        return RecordScores.model_validate(data)
 
 
 def split_judgment(judgment: Judgment, rows: int) -> tuple[Judgment, Judgment]:

@@ -12,10 +12,44 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict, Field
+
+from probeguard.core.artifacts import JsonEstimate
 from probeguard.metrics.standard import METRICS
 from probeguard.stats import bootstrap_mean
 
-__all__ = ["metric_means", "summarize_values"]
+__all__ = ["MetricMean", "MetricsSummary", "TagFacet", "metric_means", "summarize_values"]
+
+
+class MetricMean(BaseModel):
+    """One metric's mean over the records where it is defined."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=True)
+
+    mean: JsonEstimate
+    """Percentile-bootstrap 95% interval; n = scored records (NaN, written null, when none)."""
+    unscored: int
+    """Records where the metric is undefined (left out of the mean, never counted as 0)."""
+
+
+class TagFacet(BaseModel):
+    """The means over the records that carry one tag."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=True)
+
+    records: int
+    metrics: dict[str, MetricMean]
+
+
+class MetricsSummary(BaseModel):
+    """``summarize_values`` as a model: the means overall and per tag (sorted by tag)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=True)
+
+    records: int
+    metrics: dict[str, MetricMean]
+    """Metric name → its mean, in ``METRICS`` order."""
+    by_tag: dict[str, TagFacet] = Field(default_factory=dict)
 
 
 def metric_means(rows: Sequence[Mapping[str, float]], *, seed: int) -> dict[str, Any]:

@@ -9,11 +9,41 @@ such — undefined is not zero. ``passed`` is True when no metric failed.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
 
 from probeguard.metrics.config import Thresholds
 
-__all__ = ["check_thresholds", "parse_threshold"]
+__all__ = ["ThresholdCheck", "ThresholdReport", "check_thresholds", "parse_threshold"]
+
+
+class ThresholdCheck(BaseModel):
+    """One metric's mean against its threshold."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    threshold: float
+    """The least acceptable mean."""
+    value: float | None
+    """The mean (None when nothing was scored)."""
+    n: int
+    """Records scored."""
+    status: Literal["pass", "fail", "unscored"]
+
+
+class ThresholdReport(BaseModel):
+    """``check_thresholds`` as a model."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    checks: dict[str, ThresholdCheck] = Field(default_factory=dict)
+    """Metric → its check, for every metric that has a threshold."""
+    failed: list[str] = Field(default_factory=list)
+    unscored: list[str] = Field(default_factory=list)
+    """Metrics with a threshold but nothing scored: neither pass nor fail."""
+    passed: bool = True
+    """No metric failed."""
 
 
 def check_thresholds(

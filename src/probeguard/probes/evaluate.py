@@ -1,14 +1,19 @@
 """Running probes inside a scan: build the probe context from the pipeline, generate every
-probe's cases, and — after the runner has executed them — judge the groups, summarise each
-probe, and compute the standard-evaluation baseline and the Failure Coverage Score."""
+probe's cases (``plan_probes``), and — after the runner has executed them — judge the groups,
+summarise each probe, and compute the standard-evaluation baseline and the Failure Coverage
+Score (``judge_probes``). Nothing here changes a record: judging returns the groups and each
+probe case's ``GroupMembership``, which the engine's score stage saves on copies."""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict
+
+from probeguard.core.artifacts import JsonEstimate
 from probeguard.core.cases import Case
 from probeguard.core.documents import Document
 from probeguard.core.errors import InputError
@@ -18,6 +23,7 @@ from probeguard.metrics.answer import standard_eval_failed
 from probeguard.metrics.config import StandardEvalConfig
 from probeguard.metrics.fcs import DEFAULT_OVERLAP_WEIGHTS, failure_coverage_score
 from probeguard.probes import JudgeContext, Probe, ProbeContext, group_records, make_probe
+from probeguard.probes.base import ProbeVerdict
 from probeguard.probes.config import ProbesConfig
 from probeguard.stats import proportion
 
@@ -50,7 +56,7 @@ def probe_context(
     )
 
 
-@dataclass
+@dataclass(frozen=True)
 class ProbePlan:
     """The probes that run on this pipeline, their cases, and those skipped (with why)."""
 
@@ -59,8 +65,51 @@ class ProbePlan:
     skipped: dict[str, str] = field(default_factory=dict)
 
 
+class GroupMembership(BaseModel):
+    """A probe case's verdict, as saved in its record: its group and whether that failed."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    group: str
+    group_failed: bool | None
+    """None: the group could not be judged."""
+
+
+class StandardEvalSummary(BaseModel):
+    """The standard-evaluation baseline: how often ROUGE-L against the gold answers calls
+    an answerable golden question failed (``standard_eval_summary``)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=True)
+
+    failure_rate: JsonEstimate
+    """Wilson 95% interval over the answered golden questions with gold answers."""
+    measure: str
+    """``rougeL_<measure>``."""
+    threshold: float
+    """A score below it is a failure."""
+
+
+@dataclass(frozen=True)
+class ProbeJudgment:
+    """What judging the probes gives (``judge_probes``)."""
+
+    groups: list[ProbeGroup]
+    """One verdict per probe group, probe by probe."""
+    memberships: Mapping[int, GroupMembership]
+    """Position of a probe case in the judged records → its group membership."""
+    probes: dict[str, dict[str, Any]]
+    """``summary.probes``: each probe's summary (its JSON), or ``{"skipped": why}``."""
+    standard_eval: StandardEvalSummary
+    fcs: dict[str, Any]
+    """``summary.fcs``: the Failure Coverage Score and its reading."""
+
+
 def plan_probes(config: ProbesConfig, ctx: ProbeContext) -> ProbePlan:
-    plan = ProbePlan(probes=[], cases=[])
+    """The enabled probes this pipeline can run, with their cases (``InputError`` naming
+    the setting for an unknown probe or bad settings)."""
+    probes: list[Probe] = []
+    cases: list[Case] = []
+    skipped: dict[str, str] = {}
     unknown_settings = sorted(set(config.settings) - set(config.enabled))
     if unknown_settings:
         raise InputError(
@@ -75,13 +124,23 @@ def plan_probes(config: ProbesConfig, ctx: ProbeContext) -> ProbePlan:
             raise InputError(str(exc), field=field) from None
         missing = p.requires - ctx.capabilities
         if missing:
-            plan.skipped[name] = (
+            skipped[name] = (
                 f"the pipeline lacks the capabilities {', '.join(sorted(str(m) for m in missing))}"
             )
             continue
-        plan.probes.append(p)
-        plan.cases.extend(p.generate(ctx))
-    return plan
+        probes.append(p)
+        cases.extend(p.generate(ctx))
+    return ProbePlan(probes=probes, cases=cases, skipped=skipped)
+
+
+def judge_groups(
+    probe: Probe, records: Sequence[CaseRecord], jctx: JudgeContext
+) -> list[tuple[str, dict[str, CaseRecord], ProbeVerdict]]:
+    """``(group, records by role, verdict)`` for each of ``probe``'s groups in ``records``."""
+    return [
+        (group, by_role, probe.judge(group, by_role, jctx))
+        for group, by_role in group_records(records, probe.name).items()
+    ]
 
 
 def judge_probes(
@@ -91,11 +150,14 @@ def judge_probes(
     *,
     overlap_weights: dict[str, float],
     standard: StandardEvalConfig,
-) -> tuple[list[ProbeGroup], dict[str, Any]]:
-    """Group verdicts and the summary entries ``probes``, ``standard_eval`` and ``fcs``."""
+) -> ProbeJudgment:
+    """Group verdicts, memberships and the summary entries ``probes``, ``standard_eval``
+    and ``fcs``. ``records`` are left as they are."""
     jctx = JudgeContext(probe=ctx)
+    position = {id(r): i for i, r in enumerate(records)}
     groups: list[ProbeGroup] = []
-    probe_summaries: dict[str, Any] = {}
+    memberships: dict[int, GroupMembership] = {}
+    probe_summaries: dict[str, dict[str, Any]] = {}
     rates: dict[str, float] = {}
     # A probe's own default weight, unless the table or the config says otherwise.
     weights = {
@@ -105,8 +167,7 @@ def judge_probes(
     }
     for p in plan.probes:
         verdicts = []
-        for group, by_role in group_records(records, p.name).items():
-            verdict = p.judge(group, by_role, jctx)
+        for group, by_role, verdict in judge_groups(p, records, jctx):
             verdicts.append(verdict)
             groups.append(
                 ProbeGroup(
@@ -118,7 +179,9 @@ def judge_probes(
                 )
             )
             for record in by_role.values():
-                record.verdict = {"group": group, "group_failed": verdict.failed}
+                memberships[position[id(record)]] = GroupMembership(
+                    group=group, group_failed=verdict.failed
+                )
         summary = p.summarize(verdicts)
         summary.update(
             goal=p.goal, overlap_weight=weights.get(p.name, p.overlap_weight), settings=p.config()
@@ -130,10 +193,12 @@ def judge_probes(
     for name, reason in plan.skipped.items():
         probe_summaries[name] = {"skipped": reason}
     fcs = failure_coverage_score(rates, weights)
-    summary = {
-        "probes": probe_summaries,
-        "standard_eval": standard_eval_summary(records, standard),
-        "fcs": {
+    return ProbeJudgment(
+        groups=groups,
+        memberships=memberships,
+        probes=probe_summaries,
+        standard_eval=standard_eval_summary(records, standard),
+        fcs={
             "value": fcs.fcs,
             "adversarial_failure_rate": fcs.adversarial_union_rate,
             "adversarial_unique_rate": fcs.adversarial_unique_rate,
@@ -141,13 +206,12 @@ def judge_probes(
             "interpretation": fcs.interpretation(),
             "recommendation": fcs.recommendation(rates),
         },
-    }
-    return groups, summary
+    )
 
 
 def standard_eval_summary(
     records: Sequence[CaseRecord], config: StandardEvalConfig
-) -> dict[str, Any]:
+) -> StandardEvalSummary:
     """The standard-evaluation failure rate over the golden answerable questions: ROUGE-L
     (``config.measure``) of the answer against the gold answers below ``config.threshold``."""
     flags = [
@@ -163,8 +227,8 @@ def standard_eval_summary(
         and r.case.expected.mode == "answer"
         and r.case.expected.answers
     ]
-    return {
-        "failure_rate": proportion(flags).model_dump(),
-        "measure": f"rougeL_{config.measure}",
-        "threshold": config.threshold,
-    }
+    return StandardEvalSummary(
+        failure_rate=proportion(flags),
+        measure=f"rougeL_{config.measure}",
+        threshold=config.threshold,
+    )

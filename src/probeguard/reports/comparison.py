@@ -1,5 +1,6 @@
-"""The backend comparison in Markdown: a pure function of ``comparison.json`` (see
-``probeguard.engine.sweep``), so the same runs give a byte-identical page."""
+"""The backend comparison in Markdown: a pure function of ``comparison.json``'s model
+(``results.sweep.Comparison``; built by ``probeguard.engine.sweep``), so the same runs give a
+byte-identical page."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import math
 from typing import Any
 
 from probeguard.reports.escape import format_estimate, md_inline
+from probeguard.results.sweep import Comparison, ScoreSpread
 
 
 def _cell(value: Any) -> str:
@@ -17,23 +19,23 @@ def _cell(value: Any) -> str:
     return format_estimate(value)
 
 
-def _scores(d: dict[str, Any]) -> str:
-    if "min" not in d:
-        return f"none retrieved (n={d['n']})"
-    empty = f", {d['empty']} empty" if d.get("empty") else ""
-    return f"{d['min']:.4g} / {d['median']:.4g} / {d['max']:.4g} (n={d['n']}{empty})"
+def _scores(d: ScoreSpread) -> str:
+    if d.min is None or d.median is None or d.max is None:
+        return f"none retrieved (n={d.n})"
+    empty = f", {d.empty} empty" if d.empty else ""
+    return f"{d.min:.4g} / {d.median:.4g} / {d.max:.4g} (n={d.n}{empty})"
 
 
-def render_comparison(comparison: dict[str, Any]) -> str:
-    backends = [str(b) for b in comparison["backends"]]
+def render_comparison(comparison: Comparison) -> str:
+    backends = [str(b) for b in comparison.backends]
     header = "| metric | " + " | ".join(md_inline(b) for b in backends) + " |"
     rule = "|---" * (len(backends) + 1) + "|"
-    gate = comparison.get("min_score")
+    gate = comparison.min_score
     lines = [
         "# ProbeGuard backend comparison",
         "",
-        f"Same corpus (fingerprint `{str(comparison.get('corpus_fingerprint') or 'n/a')[:12]}`), "
-        f"questions, probes and seed ({comparison.get('seed')}); only the retriever differs. "
+        f"Same corpus (fingerprint `{str(comparison.corpus_fingerprint or 'n/a')[:12]}`), "
+        f"questions, probes and seed ({comparison.seed}); only the retriever differs. "
         f"Gate: {'none' if gate is None else f'min_score {gate}'}. "
         "Rates are Wilson 95% intervals; each backend's full report is in its folder.",
         "",
@@ -42,9 +44,9 @@ def render_comparison(comparison: dict[str, Any]) -> str:
         header,
         rule,
     ]
-    for row in comparison["rows"]:
-        cells = " | ".join(_cell(row["values"].get(b)) for b in backends)
-        lines.append(f"| {md_inline(row['label'])} | {cells} |")
+    for row in comparison.rows:
+        cells = " | ".join(_cell(row.values.get(b)) for b in backends)
+        lines.append(f"| {md_inline(row.label)} | {cells} |")
     lines += [
         "",
         "## The min_score gate",
@@ -61,25 +63,25 @@ def render_comparison(comparison: dict[str, Any]) -> str:
         "|---|---|---|---|---|---|---|---|",
     ]
     for b in backends:
-        g = comparison["gate"][b]
-        configured = g.get("configured_gate")
-        best = g.get("best_gate")
+        g = comparison.gate[b]
+        configured = g.configured_gate
+        best = g.best_gate
         conf = (
             "–"
             if configured is None
-            else f"{format_estimate(configured['false_refusal'])} / "
-            f"{format_estimate(configured['abstention'])}"
+            else f"{format_estimate(configured.false_refusal)} / "
+            f"{format_estimate(configured.abstention)}"
         )
         best_s = (
             "–"
             if best is None
-            else f"{best['min_score']:.4g}: {format_estimate(best['false_refusal'])} / "
-            f"{format_estimate(best['abstention'])}"
+            else f"{best.min_score:.4g}: {format_estimate(best.false_refusal)} / "
+            f"{format_estimate(best.abstention)}"
         )
         lines.append(
-            f"| {md_inline(b)} | {_scores(g['answerable_top_score'])} | "
-            f"{_scores(g['unanswerable_top_score'])} | {_cell(g['auroc'])} | "
-            f"{_cell(g['spread'])} | {'yes' if g['saturated'] else 'no'} | {conf} | "
+            f"| {md_inline(b)} | {_scores(g.answerable_top_score)} | "
+            f"{_scores(g.unanswerable_top_score)} | {_cell(g.auroc)} | "
+            f"{_cell(g.spread)} | {'yes' if g.saturated else 'no'} | {conf} | "
             f"{best_s} |"
         )
     lines.append("")

@@ -27,6 +27,8 @@ def md_inline(text: str, max_len: int | None = 160) -> str:
 
 def format_estimate(value: Any) -> str:
     """An Estimate (or its JSON) as `0.412 [0.301, 0.531] (n=40)`; other values escaped."""
+    if isinstance(value, Estimate):
+        return value.format(3)
     if isinstance(value, dict) and {"value", "low", "high", "n"} <= set(value):
         if value["value"] is None:  # NaN read back from run.json (written as null)
             return f"n/a (n={value['n']})"

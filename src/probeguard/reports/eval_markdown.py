@@ -1,4 +1,5 @@
-"""The ``probeguard eval`` report (``eval.md``): a pure function of ``eval.json``'s data.
+"""The ``probeguard eval`` report (``eval.md``): a pure function of ``eval.json``'s model
+(``results.eval.EvalArtifact``).
 
 Records are untrusted (questions, answers and contexts may hold markup): every text goes
 through ``reports.escape.md_inline``. Nothing that varies between two runs (no timings, no
@@ -8,10 +9,14 @@ paths) is shown, so the same inputs give a byte-identical report. ``metrics_tabl
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from probeguard.metrics.summary import MetricMean
+from probeguard.metrics.thresholds import ThresholdCheck
 from probeguard.reports.escape import format_estimate, md_inline
+from probeguard.results.eval import EvalArtifact
 
 __all__ = ["METRIC_LABELS", "metrics_table", "render_eval_markdown", "unsupported_claim_lines"]
 
@@ -41,7 +46,9 @@ def _num(value: Any) -> str:
     return "n/a" if value is None or value != value else f"{value:.3f}"
 
 
-def metrics_table(metrics: Mapping[str, Any], checks: Mapping[str, Any]) -> list[str]:
+def metrics_table(
+    metrics: Mapping[str, MetricMean], checks: Mapping[str, ThresholdCheck]
+) -> list[str]:
     """``| metric | mean [95% CI] (n) | unscored | threshold | result |`` rows."""
     lines = [
         "| metric | mean [95% CI] (n) | unscored | threshold | result |",
@@ -51,14 +58,14 @@ def metrics_table(metrics: Mapping[str, Any], checks: Mapping[str, Any]) -> list
         if name not in metrics:
             continue
         entry, check = metrics[name], checks.get(name)
-        threshold = f"≥ {check['threshold']:.2f}" if check else "–"
+        threshold = f"≥ {check.threshold:.2f}" if check else "–"
         result = (
-            {"pass": "pass", "fail": "**FAIL**", "unscored": "unscored"}[check["status"]]
+            {"pass": "pass", "fail": "**FAIL**", "unscored": "unscored"}[check.status]
             if check
             else "–"
         )
         lines.append(
-            f"| {label} | {format_estimate(entry['mean'])} | {entry['unscored']} | "
+            f"| {label} | {format_estimate(entry.mean)} | {entry.unscored} | "
             f"{threshold} | {result} |"
         )
     return lines
@@ -88,36 +95,36 @@ def unsupported_claim_lines(
     return lines
 
 
-def render_eval_markdown(data: Mapping[str, Any]) -> str:
+def render_eval_markdown(data: EvalArtifact) -> str:
     """The report (see the module docstring)."""
-    summary, thresholds = data["summary"], data["thresholds"]
-    judge = data["judge"]
-    failed = ", ".join(METRIC_LABELS[k] for k in thresholds["failed"])
-    verdict = "**PASS**" if thresholds["passed"] else f"**FAIL** — below threshold: {failed}"
-    pipe = data.get("pipeline")
+    summary, thresholds = data.summary, data.thresholds
+    judge = data.judge
+    failed = ", ".join(METRIC_LABELS[k] for k in thresholds.failed)
+    verdict = "**PASS**" if thresholds.passed else f"**FAIL** — below threshold: {failed}"
+    pipe = data.pipeline
     lines = [
         "# ProbeGuard evaluation report",
         "",
-        f"- Dataset: {md_inline(data['dataset'], 80)}; {summary['records']} records, "
-        f"{data['errors']} errors; seed {data['seed']}",
-        f"- ProbeGuard {md_inline(data['probeguard_version'])}; claim judge "
+        f"- Dataset: {md_inline(data.dataset, 80)}; {summary.records} records, "
+        f"{data.errors} errors; seed {data.seed}",
+        f"- ProbeGuard {md_inline(data.probeguard_version)}; claim judge "
         f"{md_inline(judge['claims'], 80)} (`{judge['claims_fingerprint'][:12]}`), relevance "
         f"{md_inline(judge['relevance'], 40)}",
         (
             "- Pipeline: "
             + (
-                f"{md_inline(pipe['name'], 60)} (fingerprint "
-                f"`{pipe['fingerprint'][:12]}`) answered {pipe['cases']} records"
+                f"{md_inline(pipe.name, 60)} (fingerprint "
+                f"`{pipe.fingerprint[:12]}`) answered {pipe.cases} records"
                 if pipe
                 else "not called (every record has an answer and contexts)"
             )
         ),
         f"- Result: {verdict}",
     ]
-    if thresholds["unscored"]:
+    if thresholds.unscored:
         lines.append(
             "- Thresholds with nothing to score (neither pass nor fail): "
-            + ", ".join(METRIC_LABELS[k] for k in thresholds["unscored"])
+            + ", ".join(METRIC_LABELS[k] for k in thresholds.unscored)
         )
     lines += [
         "",
@@ -128,8 +135,8 @@ def render_eval_markdown(data: Mapping[str, Any]) -> str:
         "groundTruth) is counted as unscored, never as 0.",
         "",
     ]
-    lines += metrics_table(summary["metrics"], thresholds["checks"])
-    if summary["by_tag"]:
+    lines += metrics_table(summary.metrics, thresholds.checks)
+    if summary.by_tag:
         names = list(METRIC_LABELS)
         lines += [
             "",
@@ -140,20 +147,14 @@ def render_eval_markdown(data: Mapping[str, Any]) -> str:
             "| tag | records | " + " | ".join(_SHORT[n] for n in names) + " |",
             "|---|---|" + "---|" * len(names),
         ]
-        for tag, facet in summary["by_tag"].items():
+        for tag, facet in summary.by_tag.items():
             cells = []
             for n in names:
-                mean = facet["metrics"][n]["mean"]
-                cells.append(
-                    "n/a" if mean["value"] is None else f"{mean['value']:.3f} ({mean['n']})"
-                )
-            lines.append(
-                f"| {md_inline(tag, 40)} | {facet['records']} | " + " | ".join(cells) + " |"
-            )
-    results = data["results"]
-    claim_lines = unsupported_claim_lines(
-        (r["id"], r["input"], r.get("claims", [])) for r in results
-    )
+                mean = facet.metrics[n].mean
+                cells.append("n/a" if math.isnan(mean.value) else f"{mean.value:.3f} ({mean.n})")
+            lines.append(f"| {md_inline(tag, 40)} | {facet.records} | " + " | ".join(cells) + " |")
+    results = data.results
+    claim_lines = unsupported_claim_lines((r.id, r.input, r.claims) for r in results)
     lines += ["", "## Unsupported claims", ""]
     lines += (
         ["Answer claims the contexts do not support, with what the context says.", ""] + claim_lines
@@ -170,14 +171,10 @@ def render_eval_markdown(data: Mapping[str, Any]) -> str:
         "|---|---|" + "---|" * len(METRIC_LABELS) + "---|",
     ]
     for r in results:
-        cells = [_num(r["metrics"][n]["value"]) for n in METRIC_LABELS]
-        answer = (
-            f"ERROR {md_inline(r['error'], 100)}"
-            if r["error"]
-            else md_inline(r["answer"] or "", 100)
-        )
+        cells = [_num(r.metrics[n].value) for n in METRIC_LABELS]
+        answer = f"ERROR {md_inline(r.error, 100)}" if r.error else md_inline(r.answer or "", 100)
         lines.append(
-            f"| {md_inline(r['id'], 40)} | {md_inline(', '.join(r['tags']), 40)} | "
+            f"| {md_inline(r.id, 40)} | {md_inline(', '.join(r.tags), 40)} | "
             + " | ".join(cells)
             + f" | {answer} |"
         )

@@ -1,4 +1,5 @@
-"""The ``probeguard fix`` report (``fix.md``): a pure function of ``fix.json``'s data.
+"""The ``probeguard fix`` report (``fix.md``): a pure function of ``fix.json``'s model
+(``results.fix.FixArtifact``).
 
 Every text that comes from a run (titles, patches, group ids, sentences) goes through
 ``reports.escape.md_inline``. Nothing that varies between two runs (no timings, no paths, no
@@ -17,25 +18,27 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from probeguard.core.estimate import Estimate
 from probeguard.reports.escape import md_inline
+from probeguard.results.fix import BeforeAfter, FixArtifact, FixEntry, TargetTally
 
 __all__ = ["fix_table", "render_fix_markdown", "short_estimate"]
 
 _LIST_LIMIT = 20
 
 
-def short_estimate(est: Mapping[str, Any] | None) -> str:
+def short_estimate(est: Estimate | None) -> str:
     """``0.49 [0.37, 0.61]``; ``n/a`` when undefined."""
-    if not est or est.get("value") is None or est.get("n", 0) == 0:
+    if est is None or not est.defined:
         return "n/a"
-    return f"{est['value']:.2f} [{est['low']:.2f}, {est['high']:.2f}]"
+    return f"{est.value:.2f} [{est.low:.2f}, {est.high:.2f}]"
 
 
-def _arrow(pair: Mapping[str, Any] | None, n: bool = True) -> str:
-    if not pair:
+def _arrow(pair: BeforeAfter | None, n: bool = True) -> str:
+    if pair is None:
         return "–"
-    text = f"{short_estimate(pair['before'])} → {short_estimate(pair['after'])}"
-    return f"{text} (n={pair['after']['n']})" if n else text
+    text = f"{short_estimate(pair.before)} → {short_estimate(pair.after)}"
+    return f"{text} (n={pair.after.n})" if n else text
 
 
 def _patch_text(patch: Mapping[str, Any]) -> str:
@@ -46,17 +49,17 @@ def _patch_text(patch: Mapping[str, Any]) -> str:
     return md_inline(text, max_len=200)
 
 
-def _probe_rate(fix: Mapping[str, Any]) -> str:
+def _probe_rate(fix: FixEntry) -> str:
     """Failure rate of the targeted probes (benign_control and golden aside)."""
     parts = []
-    for name, row in (fix.get("probes") or {}).items():
-        if name == "benign_control" and not any(t["probe"] == name for t in fix.get("targets", [])):
+    for name, row in (fix.probes or {}).items():
+        if name == "benign_control" and not any(t.probe == name for t in fix.targets):
             continue
-        parts.append(f"{md_inline(name)} {_arrow(row['failure_rate'], n=False)}")
+        parts.append(f"{md_inline(name)} {_arrow(row.failure_rate, n=False)}")
     return "<br>".join(parts) or "–"
 
 
-def fix_table(fixes: Sequence[Mapping[str, Any]]) -> list[str]:
+def fix_table(fixes: Sequence[FixEntry]) -> list[str]:
     """The summary table's lines."""
     lines = [
         "| fix | change (pipeline.reference.…) | targeted failure rate before → after | "
@@ -65,26 +68,25 @@ def fix_table(fixes: Sequence[Mapping[str, Any]]) -> list[str]:
         "|---|---|---|---|---|---|---|",
     ]
     for f in fixes:
-        if "targeted" in f:
-            t = f["targeted"]
+        if f.targeted is not None and f.benign is not None and f.golden is not None:
+            t = f.targeted
             targeted = (
-                f"{short_estimate(t['before'])} → {short_estimate(t['after'])} "
-                f"({t['repaired']}/{t['n']} repaired)"
+                f"{short_estimate(t.before)} → {short_estimate(t.after)} "
+                f"({t.repaired}/{t.n} repaired)"
             )
-            b = f["benign"]
+            b = f.benign
             benign = (
-                f"{_arrow(b['false_refusal'], n=False)} (n={b['n']}; "
-                f"{len(b['new_false_refusals'])} new)"
+                f"{_arrow(b.false_refusal, n=False)} (n={b.n}; {len(b.new_false_refusals)} new)"
             )
-            golden = _arrow(f["golden"]["answer_contains"], n=False)
+            golden = _arrow(f.golden.answer_contains, n=False)
             probes = _probe_rate(f)
         else:
-            targeted = f"{len(f.get('targets', []))} targeted; not run"
+            targeted = f"{len(f.targets)} targeted; not run"
             benign = golden = probes = "–"
         lines.append(
-            f"| {md_inline(f['id'])} {md_inline(f['title'])} | "
-            f"{_patch_text(f['config_patch'])} | {targeted} | {probes} | {benign} | "
-            f"{golden} | **{md_inline(f['verdict'])}** |"
+            f"| {md_inline(f.id)} {md_inline(f.title)} | "
+            f"{_patch_text(f.config_patch)} | {targeted} | {probes} | {benign} | "
+            f"{golden} | **{md_inline(f.verdict)}** |"
         )
     return lines
 
@@ -95,32 +97,33 @@ def _ids(ids: Sequence[str]) -> str:
     return (shown + more) or "none"
 
 
-def _tally(tally: Mapping[str, int] | None) -> str:
-    return f"{tally['repaired']} / {tally['n']}" if tally else "–"
+def _tally(tally: TargetTally | None) -> str:
+    return f"{tally.repaired} / {tally.n}" if tally else "–"
 
 
-def _section(f: Mapping[str, Any]) -> list[str]:
+def _section(f: FixEntry) -> list[str]:
     lines = [
-        f"## {md_inline(f['id'])}: {md_inline(f['title'])}",
+        f"## {md_inline(f.id)}: {md_inline(f.title)}",
         "",
-        f"- verdict: **{md_inline(f['verdict'])}** — {md_inline(f['reason'], max_len=400)}",
-        f"- causes: {md_inline(', '.join(f['causes']) or '–')}",
-        f"- patch: {_patch_text(f['config_patch'])}",
-        f"- other pipelines: {md_inline(f['other_pipelines'], max_len=400) or '–'}",
+        f"- verdict: **{md_inline(f.verdict)}** — {md_inline(f.reason, max_len=400)}",
+        f"- causes: {md_inline(', '.join(f.causes) or '–')}",
+        f"- patch: {_patch_text(f.config_patch)}",
+        f"- other pipelines: {md_inline(f.other_pipelines, max_len=400) or '–'}",
     ]
-    for c in f.get("conflicts", []):
+    for c in f.conflicts:
         lines.append(
             f"- conflict at {md_inline(c['path'])}: kept "
             f"{md_inline(json.dumps(c['kept'], sort_keys=True))}, dropped "
             f"{md_inline(json.dumps(c['dropped'], sort_keys=True))}"
         )
-    if "targeted" not in f:
+    t, g, b = f.targeted, f.golden, f.benign
+    if t is None or g is None or b is None:
         return [*lines, ""]
-    t = f["targeted"]
+    probes = f.probes or {}
     lines += [
-        f"- targeted failures: {t['n']} — repaired {t['repaired']}, still failing "
-        f"{t['still_failing']}, unscored {t['unscored']}; failure rate "
-        f"{_arrow({'before': t['before'], 'after': t['after']})}",
+        f"- targeted failures: {t.n} — repaired {t.repaired}, still failing "
+        f"{t.still_failing}, unscored {t.unscored}; failure rate "
+        f"{_arrow(BeforeAfter(before=t.before, after=t.after))}",
         "",
     ]
     lines += [
@@ -128,45 +131,43 @@ def _section(f: Mapping[str, Any]) -> list[str]:
         "newly failing | repaired |",
         "|---|---|---|---|---|",
     ]
-    per = t.get("per_probe", {})
-    for name, row in f["probes"].items():
+    per = t.per_probe
+    for name, row in probes.items():
         lines.append(
             f"| {md_inline(name)} | {_tally(per.get(name))} | "
-            f"{_arrow(row['failure_rate'])} | {len(row['new_failures'])} | "
-            f"{len(row['repaired'])} |"
+            f"{_arrow(row.failure_rate)} | {len(row.new_failures)} | "
+            f"{len(row.repaired)} |"
         )
-    g = f["golden"]
     lines.append(
-        f"| golden (pass rate) | {_tally(per.get('golden'))} | {_arrow(g['pass_rate'])} | – | – |"
+        f"| golden (pass rate) | {_tally(per.get('golden'))} | {_arrow(g.pass_rate)} | – | – |"
     )
     lines += ["", "| golden metric | before → after |", "|---|---|"]
     for key in ("answer_contains", "false_refusal", "abstention"):
-        lines.append(f"| {md_inline(key)} | {_arrow(g[key])} |")
-    b = f["benign"]
+        lines.append(f"| {md_inline(key)} | {_arrow(getattr(g, key))} |")
     lines += [
         "",
-        f"- benign controls ({md_inline(b['source'])}): false refusal "
-        f"{_arrow(b['false_refusal'])}; new false refusals "
-        f"{len(b['new_false_refusals'])} (tolerance {b['tolerance']}): "
-        f"{_ids(b['new_false_refusals'])}; resolved: {_ids(b['resolved'])}",
+        f"- benign controls ({md_inline(b.source)}): false refusal "
+        f"{_arrow(b.false_refusal)}; new false refusals "
+        f"{len(b.new_false_refusals)} (tolerance {b.tolerance}): "
+        f"{_ids(b.new_false_refusals)}; resolved: {_ids(b.resolved)}",
     ]
-    for name, row in f["probes"].items():
-        if row["new_failures"]:
-            lines.append(f"- newly failing in {md_inline(name)}: {_ids(row['new_failures'])}")
+    for name, row in probes.items():
+        if row.new_failures:
+            lines.append(f"- newly failing in {md_inline(name)}: {_ids(row.new_failures)}")
     return [*lines, ""]
 
 
-def render_fix_markdown(data: Mapping[str, Any]) -> str:
-    """``fix.md`` from ``fix.json``'s data (module docstring)."""
-    fixes = data.get("fixes", [])
-    rule = data.get("rule", {})
+def render_fix_markdown(data: FixArtifact) -> str:
+    """``fix.md`` from ``fix.json``'s model (module docstring)."""
+    fixes = data.fixes
+    rule = data.rule
     lines = [
         "# ProbeGuard fix verification",
         "",
-        f"Pipeline {md_inline(data['pipeline_name'])} "
-        f"(`{md_inline(data['pipeline_fingerprint'][:12])}`), seed {data['seed']}: "
-        f"{data['failures']} failures, {data['attributed']} attributed, "
-        f"{data['without_fix']} without a fix; {len(fixes)} fixes verified by re-running "
+        f"Pipeline {md_inline(data.pipeline_name or '')} "
+        f"(`{md_inline((data.pipeline_fingerprint or '')[:12])}`), seed {data.seed}: "
+        f"{data.failures} failures, {data.attributed} attributed, "
+        f"{data.without_fix} without a fix; {len(fixes)} fixes verified by re-running "
         "the failures they target and the benign controls with the patch applied.",
         "",
     ]
@@ -180,12 +181,12 @@ def render_fix_markdown(data: Mapping[str, Any]) -> str:
         "construction; after, it is over the targets re-judged. A fix is *verified* when "
         "at least half its targeted failures are repaired (a significant drop), the "
         "re-run suites fail less in total, and no more than "
-        f"{rule.get('tolerance', 0.05):.0%} of the benign controls newly refuse; it "
+        f"{rule.tolerance:.0%} of the benign controls newly refuse; it "
         "*refuses everything* when more newly refuse and the false-refusal rate after "
-        f"reaches {rule.get('sharp', 0.5):.0%} (probeguard.engine.fixes.verdict).",
+        f"reaches {rule.sharp:.0%} (probeguard.engine.fixes.verdict).",
         "",
     ]
-    verdicts = data.get("verdicts", {})
+    verdicts = data.verdicts
     lines += ["Verdicts: " + ", ".join(f"{md_inline(k)} {v}" for k, v in verdicts.items()), ""]
     for f in fixes:
         lines += _section(f)

@@ -1,4 +1,4 @@
-"""The Markdown report: a pure function of the run log.
+"""The Markdown report: a pure function of the run log (``results.run.RunLog``).
 
 It holds nothing that changes between two runs of the same scan (no timings, no call
 counts, no timestamps), so the same inputs and seed give a byte-identical report; execution
@@ -8,11 +8,14 @@ statistics live in ``run.json``.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Any
 
-from probeguard.core.records import CaseRecord, RunLog
+from probeguard.core.records import CaseRecord
+from probeguard.metrics.golden import GoldenStandardSummary, GoldenVerdict
 from probeguard.reports.escape import format_estimate, md_inline
 from probeguard.reports.eval_markdown import metrics_table, unsupported_claim_lines
+from probeguard.results.run import RunLog
 
 GOLDEN_ROWS = [
     ("retrieval_hit_at_k", "Retrieval hit@k (a gold document in the top-k)"),
@@ -29,30 +32,34 @@ def _mark(flag: Any) -> str:
     return "yes" if flag is True else "no" if flag is False else "–"
 
 
-def _case_row(record: CaseRecord) -> str:
+def _case_row(record: CaseRecord, v: GoldenVerdict | None) -> str:
     case = record.case
-    v = record.verdict
     if record.output is None:
         err = record.error
         status = f"ERROR {md_inline(err.type if err else '?', 60)}"
         answer = md_inline(err.message if err else "", 100)
     else:
-        status = "pass" if v.get("passed") else "FAIL"
+        status = "pass" if v is not None and v.passed else "FAIL"
         answer = md_inline(record.output.answer, 120)
-    rank = v.get("evidence_rank")
+    rank = v.evidence_rank if v is not None else None
     return (
         f"| {md_inline(case.id, 40)} | {status} | {md_inline(case.question, 100)} | "
-        f"{'–' if rank is None else rank} | {_mark(v.get('contains'))} | "
-        f"{_mark(v.get('refused'))} | {answer} |"
+        f"{'–' if rank is None else rank} | {_mark(v.contains if v else None)} | "
+        f"{_mark(v.refused if v else None)} | {answer} |"
     )
 
 
 def _probe_sections(run: RunLog) -> list[str]:
-    probes = run.summary.get("probes")
+    probes = run.summary.probes
     if not probes:
         return []
-    fcs = run.summary.get("fcs", {})
-    standard = run.summary.get("standard_eval", {})
+    fcs = run.summary.fcs or {}
+    standard = run.summary.standard_eval
+    measure, threshold, rate = (
+        (standard.measure, standard.threshold, standard.failure_rate)
+        if standard is not None
+        else (None, None, None)
+    )
     fcs_value = fcs.get("value")
     lines = [
         "",
@@ -61,8 +68,8 @@ def _probe_sections(run: RunLog) -> list[str]:
         f"- **FCS: {'n/a' if fcs_value is None or math.isnan(fcs_value) else f'{fcs_value:.3f}'}** — "
         f"{md_inline(fcs.get('interpretation', ''), None)}",
         f"- Overall adversarial failure rate: {fcs.get('adversarial_failure_rate', float('nan')):.3f}",
-        f"- Standard-evaluation failure rate ({md_inline(str(standard.get('measure')))} < "
-        f"{standard.get('threshold')}): {format_estimate(standard.get('failure_rate'))}",
+        f"- Standard-evaluation failure rate ({md_inline(str(measure))} < "
+        f"{threshold}): {format_estimate(rate)}",
         f"- Recommendation: {md_inline(fcs.get('recommendation', ''), None)}",
         "",
         "## Probes",
@@ -199,26 +206,28 @@ def _evidence(evidence: dict[str, Any]) -> str:
     return md_inline("; ".join(parts), 240)
 
 
-def _standard_section(standard: dict[str, Any], records: list[CaseRecord]) -> list[str]:
+def _standard_section(
+    standard: GoldenStandardSummary, golden: Sequence[tuple[CaseRecord, GoldenVerdict | None]]
+) -> list[str]:
     """The standard metrics of the golden questions and their unsupported claims."""
 
-    judge = standard.get("judge", {})
+    judge = standard.judge
     lines = [
         "",
         "### Standard metrics",
         "",
-        f"{standard['records']} answerable golden cases scored (claim judge "
+        f"{standard.records} answerable golden cases scored (claim judge "
         f"{md_inline(str(judge.get('claims', '?')), 60)}, relevance "
         f"{md_inline(str(judge.get('relevance', '?')), 40)}). Means with percentile-"
         "bootstrap 95% intervals; unscored cases (nothing to score) are left out, never "
         "counted as 0.",
         "",
     ]
-    lines += metrics_table(standard["metrics"], standard["thresholds"]["checks"])
+    lines += metrics_table(standard.metrics, standard.thresholds.checks)
     claims = unsupported_claim_lines(
-        (r.case.id, r.case.question, r.verdict["standard"].get("claims", []))
-        for r in records
-        if r.verdict.get("standard")
+        (r.case.id, r.case.question, v.standard.claims)
+        for r, v in golden
+        if v is not None and v.standard is not None
     )
     lines += ["", "### Unsupported claims", ""]
     lines += (
@@ -232,7 +241,7 @@ def _standard_section(standard: dict[str, Any], records: list[CaseRecord]) -> li
 
 def _causes_section(run: RunLog) -> list[str]:
     """Attribution: counts per cause, the top fixes, and one compact row per failure."""
-    summary = run.summary.get("attribution")
+    summary = run.summary.attribution
     if not summary:
         return []
     causes = summary.get("causes", {})
@@ -311,36 +320,34 @@ def render_markdown(run: RunLog) -> str:
         lines.append(f"- Reference pipeline: {parts}")
     lines += _probe_sections(run)
     lines += _causes_section(run)
-    golden = run.summary.get("golden")
+    golden = run.summary.golden
     if golden:
         lines += [
             "",
             "## Golden questions",
             "",
-            f"{golden['cases']} cases, {golden['errors']} errors. "
+            f"{golden.cases} cases, {golden.errors} errors. "
             "Rates with Wilson 95% intervals; MRR with a bootstrap interval.",
             "",
             "| metric | value [95% CI] (n) |",
             "|---|---|",
         ]
         lines += [
-            f"| {label} | {format_estimate(golden[key])} |"
-            for key, label in GOLDEN_ROWS
-            if key in golden
+            f"| {label} | {format_estimate(getattr(golden, key))} |" for key, label in GOLDEN_ROWS
         ]
-        golden_records = [r for r in run.records if r.case.probe == "golden"]
-        failed = [r for r in golden_records if not r.verdict.get("passed")]
+        verdicts = run.golden_verdicts()
+        failed = [r for r, v in verdicts if not (v is not None and v.passed)]
         lines += [
             "",
             "### Cases",
             "",
-            f"{len(failed)} of {len(golden_records)} cases failed or errored.",
+            f"{len(failed)} of {len(verdicts)} cases failed or errored.",
             "",
             "| case | result | question | gold rank | contains | refused | answer |",
             "|---|---|---|---|---|---|---|",
         ]
-        lines += [_case_row(r) for r in golden_records]
-        if golden.get("standard"):
-            lines += _standard_section(golden["standard"], golden_records)
+        lines += [_case_row(r, v) for r, v in verdicts]
+        if golden.standard:
+            lines += _standard_section(golden.standard, verdicts)
     lines.append("")
     return "\n".join(lines)

@@ -153,13 +153,16 @@ def run_hotpotqa(
         callback = (lambda done, total, _n=name: progress(_n, done, total)) if progress else None
         result = scan(config, out_dir / name, inputs=(docs, cases), progress=callback)
         summary = result.run.summary
+        fcs = summary.fcs or {}
         metrics: dict[str, Any] = {
-            "fcs": summary["fcs"]["value"],
-            "adversarial_failure_rate": summary["fcs"]["adversarial_failure_rate"],
-            "standard_eval": summary["standard_eval"]["failure_rate"],
+            "fcs": fcs.get("value", math.nan),
+            "adversarial_failure_rate": fcs.get("adversarial_failure_rate", math.nan),
+            "standard_eval": summary.standard_eval.failure_rate.model_dump()
+            if summary.standard_eval is not None
+            else None,
         }
         for probe in PROBE_COLUMNS:
-            metrics[probe] = summary["probes"].get(probe, {}).get("failure_rate")
+            metrics[probe] = (summary.probes or {}).get(probe, {}).get("failure_rate")
         rows.append(
             BenchRow(
                 generator=name,

@@ -6,7 +6,14 @@ failure rate and the false refusals before and after (``verify``), with a verdic
 
 from probeguard.engine.fixes.patch import apply_patch, merge_patches, parse_patch_option
 from probeguard.engine.fixes.verdict import VERDICTS, FixCounts, decide_fix
-from probeguard.engine.fixes.verify import Fix, FixRun, collect_fixes, load_run, verify_fixes
+from probeguard.engine.fixes.verify import (
+    Fix,
+    FixRun,
+    collect_fixes,
+    load_run,
+    verify_fixes,
+    write_fix,
+)
 
 __all__ = [
     "Fix",
@@ -20,4 +27,5 @@ __all__ = [
     "merge_patches",
     "parse_patch_option",
     "verify_fixes",
+    "write_fix",
 ]

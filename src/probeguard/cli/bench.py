@@ -1,0 +1,205 @@
+"""``probeguard bench``: the public benchmarks (HotpotQA, PoisonedRAG)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from probeguard.cli.common import fail, progress_bar
+from probeguard.core.artifacts import write_artifact
+from probeguard.core.errors import ProbeGuardError
+from probeguard.core.io import atomic_write_text
+from probeguard.engine.bench import hotpotqa, poisonedrag
+
+__all__ = ["bench"]
+
+
+@click.group()
+def bench() -> None:
+    """Benchmarks on public data."""
+
+
+@bench.command(name="hotpotqa")
+@click.option(
+    "--data",
+    "data_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="qa_one_turn.jsonl (default: $PROBEGUARD_SHARED_DATA/halueval/ or ../shared/data/halueval/).",
+)
+@click.option("--n-docs", type=int, default=250, show_default=True)
+@click.option("--n-queries", type=int, default=50, show_default=True)
+@click.option("--seed", type=int, default=42, show_default=True)
+@click.option(
+    "--generators",
+    default="extractive,smollm2",
+    show_default=True,
+    help="Comma-separated: extractive, smollm2.",
+)
+@click.option("--concurrency", type=int, default=4, show_default=True)
+@click.option(
+    "--chunk-size",
+    type=int,
+    default=128,
+    show_default=True,
+    help="Token-window chunk size of the reference pipeline.",
+)
+@click.option("--chunk-overlap", type=int, default=32, show_default=True)
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("runs/bench-hotpotqa"),
+    show_default=True,
+)
+def bench_hotpotqa(
+    data_file: Path | None,
+    n_docs: int,
+    n_queries: int,
+    seed: int,
+    generators: str,
+    concurrency: int,
+    chunk_size: int,
+    chunk_overlap: int,
+    out_dir: Path,
+) -> None:
+    """The four probes, FCS and standard evaluation on HotpotQA, per generator."""
+    path = data_file or hotpotqa.default_data_file()
+    if not path.is_file():
+        click.echo(
+            f"skipped: HotpotQA data not found at {path} (give --data or set "
+            "PROBEGUARD_SHARED_DATA to the folder that holds halueval/)"
+        )
+        return
+    names = [g.strip() for g in generators.split(",") if g.strip()]
+    try:
+        with progress_bar(disabled=False) as progress:
+            chunker = {"name": "tokens", "size": chunk_size, "overlap": chunk_overlap}
+            rows = hotpotqa.run_hotpotqa(
+                path,
+                out_dir,
+                n_docs=n_docs,
+                n_queries=n_queries,
+                seed=seed,
+                generators=names,
+                concurrency=concurrency,
+                reference={"chunker": chunker},
+                progress=lambda _name, done, total: progress(done, total),
+            )
+    except ProbeGuardError as exc:
+        fail(str(exc))
+        return
+    table = hotpotqa.render_table(rows, n_docs=n_docs, n_queries=n_queries, seed=seed)
+
+    atomic_write_text(out_dir / "bench.md", table)
+    click.echo(table)
+    click.echo(f"runs: {', '.join(str(r.run_dir) for r in rows)}; table: {out_dir / 'bench.md'}")
+
+
+@bench.command(name="poisonedrag")
+@click.option(
+    "--data-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Folder holding poisonedrag/nq.json and nq_open_oracle/ (default: "
+    "$PROBEGUARD_SHARED_DATA or ../shared/data).",
+)
+@click.option(
+    "--backends",
+    default="dense,bm25,hybrid",
+    show_default=True,
+    help="Comma-separated retrievers: dense, bm25, hybrid.",
+)
+@click.option(
+    "--generators",
+    default="extractive,smollm2",
+    show_default=True,
+    help="Comma-separated: extractive, smollm2.",
+)
+@click.option(
+    "--embedder",
+    type=click.Choice(["minilm", "hashing"]),
+    default="minilm",
+    show_default=True,
+    help="Embedder of dense and hybrid retrieval.",
+)
+@click.option(
+    "--top-k",
+    type=int,
+    default=5,
+    show_default=True,
+    help="Passages retrieved (5, as in the paper).",
+)
+@click.option("--limit", type=int, help="Only the first N matched targets.")
+@click.option(
+    "--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap interval."
+)
+@click.option("--concurrency", type=int, default=4, show_default=True)
+@click.option("--no-cache", is_flag=True, help="Do not read or write the response cache.")
+@click.option(
+    "--cache-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Response cache folder (default: OUT/cache).",
+)
+@click.option("--no-progress", is_flag=True, help="Hide the progress bar.")
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("runs/bench-poisonedrag"),
+    show_default=True,
+)
+def bench_poisonedrag(
+    data_dir: Path | None,
+    backends: str,
+    generators: str,
+    embedder: str,
+    top_k: int,
+    limit: int | None,
+    seed: int,
+    concurrency: int,
+    no_cache: bool,
+    cache_dir: Path | None,
+    no_progress: bool,
+    out_dir: Path,
+) -> None:
+    """PoisonedRAG's NQ attack (5 adversarial passages per target) on the reference pipeline:
+    attack success rate per backend and generator, against the paper's figure."""
+
+    root = data_dir or poisonedrag.default_data_dir()
+    missing = [p for p in poisonedrag.data_files(root) if not p.is_file()]
+    if missing:
+        fail(
+            f"PoisonedRAG data not found: looked for {', '.join(str(p) for p in missing)} "
+            "(give --data-dir or set PROBEGUARD_SHARED_DATA to the folder that holds "
+            "poisonedrag/ and nq_open_oracle/)"
+        )
+        return
+    split = lambda text: [s.strip() for s in text.split(",") if s.strip()]
+    try:
+        with progress_bar(disabled=no_progress) as progress:
+            result = poisonedrag.run_poisonedrag(
+                root,
+                out_dir,
+                backends=split(backends),
+                generators=split(generators),
+                embedder=embedder,
+                top_k=top_k,
+                limit=limit,
+                seed=seed,
+                concurrency=concurrency,
+                cache_dir=None if no_cache else (cache_dir or out_dir / "cache"),
+                progress=lambda _label, done, total: progress(done, total),
+            )
+    except ProbeGuardError as exc:
+        fail(str(exc))
+        return
+    table = poisonedrag.render_table(result)
+    atomic_write_text(out_dir / "bench.md", table)
+    write_artifact(out_dir / "bench.json", result.artifact())
+    click.echo(table)
+    calls = sum(r.calls for r in result.rows)
+    hits = sum(r.cache_hits for r in result.rows)
+    click.echo(
+        f"{calls} pipeline calls, {hits} cache hits; table: {out_dir / 'bench.md'}; "
+        f"result: {out_dir / 'bench.json'}"
+    )

@@ -1,0 +1,102 @@
+"""What the ``probeguard`` commands share: the error exit, the scan options and config,
+and the progress bar."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from probeguard.config.loading import load_config
+
+__all__ = ["fail", "progress_bar", "scan_config", "scan_options"]
+
+
+def fail(message: str) -> None:
+    click.echo(f"error: {message}", err=True)
+    sys.exit(2)
+
+
+def scan_config(
+    demo: bool,
+    config_path: Path | None,
+    seed: int | None,
+    concurrency: int | None,
+    no_cache: bool,
+    cache_dir: Path | None,
+) -> Any:
+    """The scan config from the file (or the demo's defaults) with the CLI's overrides."""
+
+    if not demo and config_path is None:
+        fail("give --demo or --config FILE")
+    overrides: dict[str, Any] = {}
+    if demo:
+        overrides["demo"] = True
+    if seed is not None:
+        overrides["seed"] = seed
+    runner: dict[str, Any] = {}
+    if concurrency is not None:
+        runner["concurrency"] = concurrency
+    if cache_dir is not None:
+        runner["cache_dir"] = str(cache_dir)
+    if no_cache:
+        runner["cache_dir"] = None
+    if runner:
+        overrides["runner"] = runner
+    return load_config(config_path, overrides=overrides)
+
+
+_SCAN_OPTIONS = [
+    click.option("--demo", is_flag=True, help="Scan the bundled demo corpus and golden questions."),
+    click.option(
+        "--config",
+        "config_path",
+        type=click.Path(dir_okay=False, path_type=Path),
+        help="A YAML scan config.",
+    ),
+    click.option("--seed", type=int, help="Seed for every random choice (default 0)."),
+    click.option("--concurrency", type=int, help="Pipeline calls in flight at once."),
+    click.option("--no-cache", is_flag=True, help="Do not read or write the response cache."),
+    click.option(
+        "--cache-dir",
+        type=click.Path(file_okay=False, path_type=Path),
+        help="Response cache folder (default .probeguard-cache).",
+    ),
+    click.option("--no-progress", is_flag=True, help="Hide the progress bar."),
+]
+
+
+def scan_options(func: Any) -> Any:
+    for option in reversed(_SCAN_OPTIONS):
+        func = option(func)
+    return func
+
+
+class progress_bar:
+    """A tqdm bar fed by the runner's ``progress(done, total)`` callback (on stderr)."""
+
+    def __init__(self, disabled: bool) -> None:
+        self.disabled = disabled or not sys.stderr.isatty()
+        self.bar: Any = None
+
+    def __enter__(self) -> Any:
+        def update(done: int, total: int) -> None:
+            if self.disabled:
+                return
+            if self.bar is not None and self.bar.total != total:
+                self.bar.close()
+                self.bar = None
+            if self.bar is None:
+                from tqdm import tqdm
+
+                self.bar = tqdm(total=total, unit="case", file=sys.stderr)
+            self.bar.n = done
+            self.bar.refresh()
+
+        return update
+
+    def __exit__(self, *exc: object) -> None:
+        if self.bar is not None:
+            self.bar.close()

@@ -1,0 +1,79 @@
+"""What every artefact a run saves has in common: one header model, and how it is written.
+
+Every file ProbeGuard writes for a reader or a later command (``run.jsonl``'s first line,
+``run.json``, ``eval.json``, ``fix.json``, ``comparison.json``, ``bench.json``) is a pydantic
+model that inherits ``ArtifactHeader``: its ``kind``, its format ``version``, the ProbeGuard
+version that wrote it, the fingerprints of the pipeline and of the corpus it describes, and
+the seed. The header fields sit at the top level of the JSON, first.
+
+NaN is written as ``null`` (JSON has none); ``JsonEstimate`` reads such an estimate back as
+NaN, so a rate that was undefined stays undefined after a round trip.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Annotated, Any
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict
+
+from probeguard.core.estimate import Estimate
+from probeguard.core.io import atomic_write_text
+
+__all__ = ["ArtifactHeader", "JsonEstimate", "artifact_json", "write_artifact"]
+
+
+class ArtifactHeader(BaseModel):
+    """The header every saved artefact starts with (inherited, so its fields come first)."""
+
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=True)
+
+    kind: str
+    """What the file is: ``header`` (``run.jsonl``), ``run``, ``eval``, ``fix``, ``sweep``,
+    ``bench``; ``probeguard schema KIND`` prints each one's JSON schema."""
+    version: int
+    """Format version of this kind (README, "Run log versions")."""
+    probeguard_version: str
+    """The ProbeGuard version that wrote the file."""
+    pipeline_name: str | None = None
+    """The pipeline under test (None when the artefact covers several, or none was called)."""
+    pipeline_fingerprint: str | None = None
+    """sha256 of the pipeline's canonical config and version (None as for the name)."""
+    corpus_fingerprint: str | None = None
+    """sha256 of the corpus (``core.documents.corpus_fingerprint``); None when unknown."""
+    seed: int = 0
+    """The seed of every random choice of the run."""
+
+    @property
+    def header(self) -> ArtifactHeader:
+        """The header alone, whatever the artefact."""
+        return ArtifactHeader.model_validate(
+            {name: getattr(self, name) for name in ArtifactHeader.model_fields}
+        )
+
+
+def _null_to_nan(value: Any) -> Any:
+    if isinstance(value, dict) and value.get("value", 0.0) is None:
+        return {
+            **value,
+            **{k: math.nan for k in ("value", "low", "high") if value.get(k) is None},
+        }
+    return value
+
+
+JsonEstimate = Annotated[Estimate, BeforeValidator(_null_to_nan)]
+"""An ``Estimate`` field that reads the ``null`` a NaN estimate is written as back as NaN."""
+
+
+def artifact_json(model: BaseModel) -> dict[str, Any]:
+    """``model`` as plain JSON data (NaN and infinities as None), by its serialisers."""
+    data: dict[str, Any] = json.loads(model.model_dump_json())
+    return data
+
+
+def write_artifact(path: str | Path, model: BaseModel) -> Path:
+    """Write ``model``'s JSON to ``path`` atomically: indented, UTF-8, no NaN."""
+    text = json.dumps(artifact_json(model), indent=2, ensure_ascii=False, allow_nan=False)
+    return atomic_write_text(path, text + "\n")

@@ -1,0 +1,428 @@
+"""The stages every command composes, each a function that returns a typed value and changes
+none of its inputs:
+
+    generate ──► execute ──► score ──► attribute ──► render
+    Generated    Executed    Scored    Attributed    RunLog → run.json, report.md
+
+``scan`` runs all five. ``eval`` generates its cases from a dataset, executes the ones that
+need the pipeline and scores them with the standard metrics; ``fix`` re-executes a run's
+recorded cases under a patched pipeline and re-scores them with ``golden_verdicts`` and
+``probes.evaluate.judge_groups``; ``sweep`` and ``bench hotpotqa`` run ``scan`` per setting;
+``bench poisonedrag`` generates the benchmark's cases and executes them. ``build_runner`` is
+the one place a ``Runner`` is made from the config. The score stage never writes into a
+record: it returns copies carrying their verdicts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from probeguard._version import __version__
+from probeguard.attribution import attribute
+from probeguard.config.models import ScanConfig
+from probeguard.core.artifacts import artifact_json
+from probeguard.core.cases import Case
+from probeguard.core.documents import Document, corpus_fingerprint
+from probeguard.core.errors import InputError
+from probeguard.core.io import atomic_write_text
+from probeguard.core.pipeline import Pipeline
+from probeguard.core.records import Attribution, CaseRecord, RunHeader, RunStats
+from probeguard.corpus.loaders import load_corpus
+from probeguard.corpus.questions import load_questions
+from probeguard.dataset.attack_types import load_attack_cases
+from probeguard.detectors.factory import build_judges
+from probeguard.log.writer import RunLogWriter
+from probeguard.metrics.golden import (
+    GoldenVerdict,
+    golden_verdict,
+    score_golden_standard,
+    summarize_golden,
+    summarize_golden_standard,
+)
+from probeguard.pipeline.adapters.callable import CallablePipeline
+from probeguard.pipeline.adapters.http import HttpPipeline
+from probeguard.pipeline.reference import ReferencePipeline
+from probeguard.probes import ProbeContext
+from probeguard.probes.evaluate import (
+    ProbeJudgment,
+    ProbePlan,
+    judge_probes,
+    plan_probes,
+    probe_context,
+)
+from probeguard.reports.markdown import render_markdown
+from probeguard.results.run import RunLog, RunSummary
+from probeguard.runner.cache import ResponseCache
+from probeguard.runner.executor import Runner, RunnerConfig
+from probeguard.runner.retry import RetryPolicy
+from probeguard.runner.settings import RunnerSettings
+
+__all__ = [
+    "RUN_JSON",
+    "RUN_JSONL",
+    "REPORT_MD",
+    "Attributed",
+    "Executed",
+    "Generated",
+    "Scored",
+    "assemble",
+    "attribute_failures",
+    "build_pipeline",
+    "build_runner",
+    "demo_data_dir",
+    "execute",
+    "generate",
+    "golden_verdicts",
+    "load_attacks",
+    "load_inputs",
+    "render_run",
+    "score",
+]
+
+RUN_JSONL = "run.jsonl"
+RUN_JSON = "run.json"
+REPORT_MD = "report.md"
+
+
+# -- inputs and parts ------------------------------------------------------------------------
+def demo_data_dir() -> Path:
+    """The bundled demo corpus and golden questions."""
+    return Path(str(resources.files("probeguard.demo") / "data"))
+
+
+def load_inputs(config: ScanConfig) -> tuple[list[Document], list[Case]]:
+    """The corpus and the golden cases the config points at (or the demo's)."""
+    if config.demo:
+        data = demo_data_dir()
+        documents = load_corpus(data / "corpus.jsonl")
+        questions_path: Path | None = data / "questions.jsonl"
+    else:
+        if config.corpus.path is None:
+            raise InputError(
+                "no corpus: set corpus.path in the config (or use --demo)", field="corpus.path"
+            )
+        documents = load_corpus(config.corpus.path, format=config.corpus.format)
+        questions_path = config.corpus.questions
+    cases = (
+        load_questions(questions_path, corpus_ids={d.id for d in documents})
+        if questions_path is not None
+        else []
+    )
+    return documents, cases
+
+
+def load_attacks(config: ScanConfig, documents: Sequence[Document]) -> list[Case]:
+    """The attack cases for the ``attack_types`` probe: the demo's bundled file, else
+    ``corpus.attacks`` (none when unset). Loaded only when that probe is enabled."""
+    if "attack_types" not in config.probes.enabled:
+        return []
+    path = demo_data_dir() / "attacks.jsonl" if config.demo else config.corpus.attacks
+    if path is None:
+        return []
+    return load_attack_cases(path, corpus_ids={d.id for d in documents})
+
+
+def build_pipeline(config: ScanConfig, documents: Sequence[Document]) -> Pipeline:
+    """The pipeline under test, as configured. A bad part (an unknown name or parameter, a
+    bad URL) is an ``InputError`` whose field is the config path (``pipeline.http.url``)."""
+    section = f"pipeline.{config.pipeline.type}"
+    try:
+        return _build_pipeline(config, documents)
+    except InputError as exc:
+        if exc.file is not None or (exc.field or "").startswith("pipeline."):
+            raise
+        field = f"{section}.{exc.field}" if exc.field else section
+        raise InputError(exc.reason, field=field) from None
+    except (ValueError, TypeError) as exc:
+        raise InputError(str(exc), field=section) from None
+
+
+def _build_pipeline(config: ScanConfig, documents: Sequence[Document]) -> Pipeline:
+    pc = config.pipeline
+    if pc.type == "reference":
+        return ReferencePipeline(documents, pc.reference)
+    if pc.type == "callable":
+        if pc.callable is None:
+            raise InputError(
+                "pipeline.type is 'callable' but pipeline.callable is missing",
+                field="pipeline.callable",
+            )
+        return CallablePipeline(pc.callable.target, version=pc.callable.version)
+
+    if pc.http is None:
+        raise InputError(
+            "pipeline.type is 'http' but pipeline.http is missing", field="pipeline.http"
+        )
+    return HttpPipeline(**pc.http.model_dump())
+
+
+def build_runner(
+    settings: RunnerSettings,
+    pipeline: Pipeline,
+    *,
+    log: RunLogWriter | None = None,
+    resume_from: Mapping[str, CaseRecord] | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> Runner:
+    """A ``Runner`` over ``pipeline`` as ``settings`` say: concurrency, per-call timeout,
+    retries, and the response cache (``cache_dir``; None: none)."""
+    return Runner(
+        pipeline,
+        RunnerConfig(
+            concurrency=settings.concurrency,
+            timeout_s=settings.timeout_s,
+            retry=RetryPolicy(retries=settings.retries),
+        ),
+        cache=ResponseCache(settings.cache_dir) if settings.cache_dir else None,
+        log=log,
+        resume_from=resume_from,
+        progress=progress,
+    )
+
+
+# -- generate --------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Generated:
+    """The generate stage: the pipeline under test, its inputs, and every case to run."""
+
+    pipeline: Pipeline
+    documents: tuple[Document, ...]
+    golden: tuple[Case, ...]
+    """The golden questions, run first."""
+    ctx: ProbeContext
+    plan: ProbePlan
+    """The probes that run, their cases, and the ones skipped."""
+    header: RunHeader
+
+    @property
+    def cases(self) -> list[Case]:
+        """Every case, in run order: the golden questions, then the probes' cases."""
+        return [*self.golden, *self.plan.cases]
+
+
+def generate(
+    config: ScanConfig,
+    *,
+    pipeline: Pipeline | None = None,
+    inputs: tuple[Sequence[Document], Sequence[Case]] | None = None,
+) -> Generated:
+    """Load the inputs (or take ``inputs``), build the pipeline (or take ``pipeline``) and
+    generate the probes' cases. Pure apart from reading the inputs."""
+    documents, golden = (list(inputs[0]), list(inputs[1])) if inputs else load_inputs(config)
+    if pipeline is None:
+        pipeline = build_pipeline(config, documents)
+    header = RunHeader(
+        probeguard_version=__version__,
+        pipeline_name=pipeline.name,
+        pipeline_fingerprint=pipeline.fingerprint(),
+        corpus_fingerprint=corpus_fingerprint(documents),
+        seed=config.seed,
+    )
+    ctx = probe_context(
+        pipeline,
+        documents,
+        golden,
+        seed=config.seed,
+        top_k=config.probes.top_k,
+        attack_cases=load_attacks(config, documents),
+    )
+    return Generated(
+        pipeline=pipeline,
+        documents=tuple(documents),
+        golden=tuple(golden),
+        ctx=ctx,
+        plan=plan_probes(config.probes, ctx),
+        header=header,
+    )
+
+
+# -- execute ---------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Executed:
+    """The execute stage: the runner's records (input order) and how the run went."""
+
+    records: tuple[CaseRecord, ...]
+    stats: RunStats
+    runner: Runner
+    """The runner that made them (re-runs share its pipeline, cache and settings)."""
+
+
+def execute(runner: Runner, cases: Sequence[Case]) -> Executed:
+    """Run ``cases`` through ``runner`` (the only way any command calls a pipeline)."""
+    result = runner.run(list(cases))
+    return Executed(records=tuple(result.records), stats=result.stats, runner=runner)
+
+
+def execute_logged(
+    generated: Generated,
+    settings: RunnerSettings,
+    out_dir: Path,
+    *,
+    resume: bool = False,
+    progress: Callable[[int, int], None] | None = None,
+) -> Executed:
+    """``execute`` with every finished case streamed to ``out_dir/run.jsonl`` (resuming the
+    finished cases of an interrupted run there when ``resume``)."""
+    writer = RunLogWriter(out_dir / RUN_JSONL, generated.header, resume=resume)
+    try:
+        runner = build_runner(
+            settings,
+            generated.pipeline,
+            log=writer,
+            resume_from=writer.finished() if resume else None,
+            progress=progress,
+        )
+        return execute(runner, generated.cases)
+    finally:
+        writer.close()
+
+
+# -- score -----------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Scored:
+    """The score stage: copies of the records carrying their verdicts, and the summary."""
+
+    records: tuple[CaseRecord, ...]
+    """The executed records, in order, each a copy with its verdict's JSON."""
+    golden: tuple[tuple[CaseRecord, GoldenVerdict | None], ...]
+    """Each golden record (scored copy) with its verdict (None when errored)."""
+    probes: ProbeJudgment
+    summary: RunSummary
+    """Every suite but ``attribution``."""
+
+
+def golden_verdicts(
+    records: Sequence[CaseRecord],
+) -> list[tuple[CaseRecord, GoldenVerdict | None]]:
+    """Each golden record among ``records`` with its verdict (None when errored)."""
+    return [(r, golden_verdict(r)) for r in records if r.case.probe == "golden"]
+
+
+def score(config: ScanConfig, generated: Generated, executed: Executed) -> Scored:
+    """Judge the golden questions (and their standard metrics when configured) and the
+    probes' groups; summarise each suite. ``executed`` is left as it is."""
+    records = executed.records
+    verdicts: list[GoldenVerdict | None] = [
+        golden_verdict(r) if r.case.probe == "golden" else None for r in records
+    ]
+    golden_at = [i for i, r in enumerate(records) if r.case.probe == "golden"]
+    golden_summary = (
+        summarize_golden([(records[i], verdicts[i]) for i in golden_at], seed=config.seed)
+        if golden_at
+        else None
+    )
+    if golden_at and config.metrics.standard:
+        judges = build_judges(config.judge)
+        for i in golden_at:
+            standard = score_golden_standard(records[i], judges)
+            verdict = verdicts[i]
+            if standard is not None and verdict is not None:
+                verdicts[i] = verdict.model_copy(update={"standard": standard})
+        assert golden_summary is not None
+        with_standard = [
+            (records[i], v.standard)
+            for i in golden_at
+            if (v := verdicts[i]) is not None and v.standard is not None
+        ]
+        golden_summary = golden_summary.model_copy(
+            update={
+                "standard": summarize_golden_standard(
+                    with_standard,
+                    seed=config.seed,
+                    thresholds=config.eval.thresholds,
+                    judge=judges.describe(),
+                )
+            }
+        )
+    judged = judge_probes(
+        generated.plan,
+        records,
+        generated.ctx,
+        overlap_weights=config.probes.overlap_weights,
+        standard=config.standard_eval,
+    )
+    saved: list[dict[str, Any]] = [artifact_json(v) if v is not None else {} for v in verdicts]
+    for i, membership in judged.memberships.items():
+        saved[i] = membership.model_dump()
+    scored = tuple(r.model_copy(update={"verdict": v}) for r, v in zip(records, saved))
+    return Scored(
+        records=scored,
+        golden=tuple((scored[i], verdicts[i]) for i in golden_at),
+        probes=judged,
+        summary=RunSummary(
+            golden=golden_summary,
+            probes=judged.probes,
+            standard_eval=judged.standard_eval,
+            fcs=judged.fcs,
+        ),
+    )
+
+
+# -- attribute -------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Attributed:
+    """The attribute stage: each attributed failure, and the totals (None when off)."""
+
+    entries: tuple[Attribution, ...] = ()
+    summary: dict[str, Any] | None = None
+
+
+def attribute_failures(
+    config: ScanConfig, generated: Generated, executed: Executed, scored: Scored
+) -> Attributed:
+    """Every failure's swaps through the scan's runner (same pipeline, cache and settings;
+    no ``run.jsonl`` entries), in one extra run; nothing when attribution is off."""
+    if not config.attribution.enabled:
+        return Attributed()
+    pipeline = generated.pipeline
+    reference: Any = getattr(pipeline, "config", None)
+    pipeline_config = reference.model_dump(mode="json") if hasattr(reference, "model_dump") else {}
+    rerunner = Runner(pipeline, executed.runner.config, cache=executed.runner.cache)
+    result = attribute(
+        scored.records,
+        scored.probes.groups,
+        generated.plan.probes,
+        generated.ctx,
+        rerunner,
+        config.attribution,
+        capabilities=frozenset(pipeline.capabilities),
+        pipeline_config=pipeline_config,
+    )
+    return Attributed(entries=tuple(result.entries), summary=result.summary)
+
+
+# -- render ----------------------------------------------------------------------------------
+def assemble(
+    config: ScanConfig,
+    generated: Generated,
+    executed: Executed,
+    scored: Scored,
+    attributed: Attributed,
+    *,
+    wall_s: float,
+) -> RunLog:
+    """The run log of a scan from its stages' values."""
+    header = generated.header
+    return RunLog(
+        probeguard_version=header.probeguard_version,
+        pipeline_name=header.pipeline_name,
+        pipeline_fingerprint=header.pipeline_fingerprint,
+        corpus_fingerprint=header.corpus_fingerprint,
+        seed=header.seed,
+        config=config.recorded(),
+        stats=executed.stats.model_copy(update={"wall_s": wall_s}),
+        summary=scored.summary.model_copy(update={"attribution": attributed.summary}),
+        records=list(scored.records),
+        groups=list(scored.probes.groups),
+        attribution=list(attributed.entries),
+    )
+
+
+def render_run(run: RunLog, out_dir: Path) -> None:
+    """Write ``run.json`` and ``report.md`` (atomically) into ``out_dir``."""
+    atomic_write_text(out_dir / RUN_JSON, run.model_dump_json(indent=2) + "\n")
+    atomic_write_text(out_dir / REPORT_MD, render_markdown(run))
