@@ -34,6 +34,15 @@ from probeguard.engine.evaluate import evaluate
 from probeguard.engine.scan import scan
 from probeguard.engine.sweep import sweep_backends
 from probeguard.pipeline.reference import ReferencePipeline
+from probeguard.probes import (
+    JudgeContext,
+    Probe,
+    ProbeContext,
+    ProbeEvidence,
+    ProbeSummary,
+    ProbeVerdict,
+    probe,
+)
 from probeguard.stats import wilson
 
 __all__ = [
@@ -46,11 +55,17 @@ __all__ = [
     "Estimate",
     "Expected",
     "InputError",
+    "JudgeContext",
     "MissingExtraError",
     "Pipeline",
     "PipelineCallError",
     "PipelineOutput",
+    "Probe",
+    "ProbeContext",
+    "ProbeEvidence",
     "ProbeGuardError",
+    "ProbeSummary",
+    "ProbeVerdict",
     "ReferencePipeline",
     "RetrievedChunk",
     "RunLog",
@@ -61,6 +76,7 @@ __all__ = [
     "evaluate",
     "load_config",
     "load_eval_records",
+    "probe",
     "scan",
     "sweep_backends",
     "wilson",

@@ -79,6 +79,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from probeguard.core.cases import Case, Expected
+from probeguard.core.estimate import Estimate
 from probeguard.core.hashing import sha256_hex
 from probeguard.core.records import CaseRecord
 from probeguard.detectors.fabrication import VERSION as DETECTOR_VERSION
@@ -92,6 +93,7 @@ from probeguard.probes.base import (
     count_setting,
     probe,
 )
+from probeguard.probes.models import ProbeEvidence, ProbeSummary, SummaryModel
 from probeguard.stats import wilson
 
 __all__ = [
@@ -468,8 +470,43 @@ def _pick(items: Sequence[Any], keys: Sequence[str], limit: int) -> list[Any]:
     return [items[i] for i in sorted(chosen)]
 
 
+class FabricationEvidence(ProbeEvidence):
+    outcome: str = "unscored"
+    """``refused``, ``fabricated`` or ``unscored``."""
+    kind: str | None = None
+    """``near_miss``, ``far_miss`` or ``golden``."""
+    question_id: str | None = None
+    term: str | None = None
+    """The near miss's substituted term."""
+    retrieved_doc_ids: list[str] = []
+    fabrication: str | None = None
+    """``quotation`` (real corpus text, from the wrong place) or ``invention``."""
+    quoted_doc_ids: list[str] = []
+    verbatim: bool | None = None
+    unquoted: list[str] = []
+    negates: bool | None = None
+
+
+class FabricationRates(SummaryModel):
+    fabrication_rate: Estimate
+    refusal_rate: Estimate
+    quotation_rate: Estimate
+    invention_rate: Estimate
+    quotation_share: Estimate
+    """Among fabrications, those quoted from the corpus."""
+    negating_share: Estimate
+
+
+class KindFabrication(FabricationRates):
+    groups: int
+
+
+class UnanswerableSummary(FabricationRates, ProbeSummary):
+    per_kind: dict[str, KindFabrication]
+
+
 @probe("unanswerable")
-class Unanswerable(Probe):
+class Unanswerable(Probe[FabricationEvidence]):
     """Ask what the corpus cannot answer; a fabricated answer (quoted from a neighbouring
     document or invented) fails, a refusal passes (module docstring)."""
 
@@ -479,6 +516,8 @@ class Unanswerable(Probe):
         "document or invents."
     )
     overlap_weight = 0.0
+    evidence_model = FabricationEvidence
+    summary_model = UnanswerableSummary
 
     def __init__(
         self,
@@ -598,66 +637,65 @@ class Unanswerable(Probe):
     ) -> ProbeVerdict:
         record = records.get(ROLE)
         if record is None:
-            return ProbeVerdict(
-                failed=None, evidence={"outcome": "unscored", "unscored": "record missing"}
-            )
+            evidence = FabricationEvidence(outcome="unscored", unscored="record missing")
+            return ProbeVerdict(failed=None, evidence=evidence)
         meta = record.case.meta
-        evidence: dict[str, Any] = {
-            "kind": meta.get("kind"),
-            "question_id": meta.get("question_id"),
-            "term": meta.get("term"),
-        }
+        evidence = FabricationEvidence(
+            kind=meta.get("kind"), question_id=meta.get("question_id"), term=meta.get("term")
+        )
         out = record.output
         if out is None:
-            why = f"call errored: {record.error.type}" if record.error else "no output"
-            return ProbeVerdict(
-                failed=None, evidence={**evidence, "outcome": "unscored", "unscored": why}
+            evidence.outcome = "unscored"
+            evidence.unscored = (
+                f"call errored: {record.error.type}" if record.error else "no output"
             )
-        evidence["retrieved_doc_ids"] = list(
+            return ProbeVerdict(failed=None, evidence=evidence)
+        evidence.retrieved_doc_ids = list(
             dict.fromkeys(r.doc_id for r in sorted(out.retrieved, key=lambda r: r.rank))
         )
         if is_refusal(out):
-            return ProbeVerdict(failed=False, evidence={**evidence, "outcome": "refused"})
+            evidence.outcome = "refused"
+            return ProbeVerdict(failed=False, evidence=evidence)
         quote = find_quotation(
             out.answer, out.retrieved, self.index(ctx.probe), min_overlap=self.quote_overlap
         )
-        evidence.update(
-            outcome="fabricated",
-            fabrication="quotation" if quote.quoted else "invention",
-            quoted_doc_ids=list(quote.doc_ids),
-            verbatim=quote.verbatim,
-            unquoted=list(quote.unquoted),
-            negates=bool(_NEGATION.search(out.answer)),
-        )
+        evidence.outcome = "fabricated"
+        evidence.fabrication = "quotation" if quote.quoted else "invention"
+        evidence.quoted_doc_ids = list(quote.doc_ids)
+        evidence.verbatim = quote.verbatim
+        evidence.unquoted = list(quote.unquoted)
+        evidence.negates = bool(_NEGATION.search(out.answer))
         return ProbeVerdict(failed=True, evidence=evidence)
 
+    def failing_roles(self, evidence: FabricationEvidence, roles: Sequence[str]) -> tuple[str, ...]:
+        return (ROLE,)
+
     # -- summary ------------------------------------------------------------------------
-    def summarize(self, verdicts: Sequence[ProbeVerdict]) -> dict[str, Any]:
-        summary = super().summarize(verdicts)
-        judged = [v.evidence for v in verdicts if v.failed is not None]
-        summary.update(_rates(judged))
-        summary["per_kind"] = {
-            kind: {
-                **_rates([e for e in judged if e.get("kind") == kind]),
-                "groups": sum(1 for v in verdicts if v.evidence.get("kind") == kind),
-            }
-            for kind in KINDS
-        }
-        return summary
+    def summarize(self, verdicts: Sequence[ProbeVerdict]) -> UnanswerableSummary:
+        evidence = [self.evidence_of(v) for v in verdicts]
+        judged = [e for v, e in zip(verdicts, evidence) if v.failed is not None]
+        return UnanswerableSummary(
+            **self.summary_fields(verdicts),
+            **_rates(judged),
+            per_kind={
+                kind: KindFabrication(
+                    **_rates([e for e in judged if e.kind == kind]),
+                    groups=sum(1 for e in evidence if e.kind == kind),
+                )
+                for kind in KINDS
+            },
+        )
 
 
-def _rates(judged: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    fabricated = [e for e in judged if e.get("outcome") == "fabricated"]
-    quoted = sum(1 for e in fabricated if e.get("fabrication") == "quotation")
+def _rates(judged: Sequence[FabricationEvidence]) -> dict[str, Estimate]:
+    """The ``FabricationRates`` fields over judged groups."""
+    fabricated = [e for e in judged if e.outcome == "fabricated"]
+    quoted = sum(1 for e in fabricated if e.fabrication == "quotation")
     return {
-        "fabrication_rate": wilson(len(fabricated), len(judged)).model_dump(),
-        "refusal_rate": wilson(
-            sum(1 for e in judged if e.get("outcome") == "refused"), len(judged)
-        ).model_dump(),
-        "quotation_rate": wilson(quoted, len(judged)).model_dump(),
-        "invention_rate": wilson(len(fabricated) - quoted, len(judged)).model_dump(),
-        "quotation_share": wilson(quoted, len(fabricated)).model_dump(),
-        "negating_share": wilson(
-            sum(1 for e in fabricated if e.get("negates")), len(fabricated)
-        ).model_dump(),
+        "fabrication_rate": wilson(len(fabricated), len(judged)),
+        "refusal_rate": wilson(sum(1 for e in judged if e.outcome == "refused"), len(judged)),
+        "quotation_rate": wilson(quoted, len(judged)),
+        "invention_rate": wilson(len(fabricated) - quoted, len(judged)),
+        "quotation_share": wilson(quoted, len(fabricated)),
+        "negating_share": wilson(sum(1 for e in fabricated if e.negates), len(fabricated)),
     }
