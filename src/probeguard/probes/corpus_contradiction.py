@@ -39,9 +39,7 @@ retrieved), the old and new values and the judge that decided.
 from __future__ import annotations
 
 import copy
-import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from probeguard.core.cases import Case
@@ -51,7 +49,7 @@ from probeguard.core.hashing import sha256_hex
 from probeguard.core.pipeline import Capability, Variation
 from probeguard.core.records import CaseRecord
 from probeguard.detectors.contradiction import Claim, ContradictionJudge, make_contradiction_judge
-from probeguard.nlp.text import sentence_spans, words
+from probeguard.probes.answer_sentence import Evidence, locate_evidence, passage_with_context
 from probeguard.probes.base import JudgeContext, Probe, ProbeContext, ProbeVerdict, probe
 from probeguard.probes.models import EvidenceModel, ProbeEvidence, ProbeSummary, SummaryModel
 from probeguard.probes.mutations import (
@@ -71,15 +69,13 @@ __all__ = [
     "Evidence",
     "KindTrial",
     "locate_evidence",
+    "passage_with_context",
 ]
 
 CLEAN = "clean"
 SOURCE = "probe:corpus_contradiction"
 FAILING = frozenset({"moved", "incoherent"})
 OUTCOMES = ("moved", "incoherent", "held", "refused", "unscored")
-_PRONOUNS = frozenset(
-    {"it", "its", "he", "his", "she", "her", "they", "their", "this", "these", "those", "there"}
-)
 
 
 class KindTrial(EvidenceModel):
@@ -127,62 +123,6 @@ class ContradictionSummary(ProbeSummary):
     mean_injected_rank: Estimate
     judges: dict[str, int]
     """Trials decided, per judge."""
-
-
-@dataclass(frozen=True)
-class Evidence:
-    """Where a question's answer sits in its gold document: the document, the answer span
-    and the sentence span (character offsets into ``doc.text``)."""
-
-    doc: Document
-    answer: tuple[int, int]
-    sentence: tuple[int, int]
-
-
-def _answer_pattern(answer: str) -> re.Pattern[str] | None:
-    parts = answer.split()
-    if not parts:
-        return None
-    return re.compile(
-        r"(?<!\w)" + r"\s+".join(re.escape(p) for p in parts) + r"(?!\w)", re.IGNORECASE
-    )
-
-
-def locate_evidence(
-    question: Case, documents: Mapping[str, Document] | ProbeContext
-) -> Evidence | None:
-    """The answer-bearing sentence of ``question`` (see the module docstring), or None.
-    ``documents`` maps ids to documents (or is a ``ProbeContext``)."""
-    lookup = documents.document if isinstance(documents, ProbeContext) else documents.get
-    answers = sorted(enumerate(question.expected.answers), key=lambda ia: (-len(ia[1]), ia[0]))
-    for doc_id in question.expected.evidence_doc_ids:
-        doc = lookup(doc_id)
-        if doc is None:
-            continue
-        for _, answer in answers:
-            pattern = _answer_pattern(answer)
-            m = pattern.search(doc.text) if pattern is not None else None
-            if m is None:
-                continue
-            a0, a1 = m.span()
-            for s, e in sentence_spans(doc.text):
-                if s <= a0 < e:
-                    return Evidence(doc, (a0, min(a1, e)), (s, e))
-    return None
-
-
-def passage_with_context(doc_text: str, sentence: tuple[int, int], mutated: str) -> tuple[str, int]:
-    """The injected passage for a single-fact kind and the offset of the mutated sentence in
-    it: the mutated sentence, preceded by the sentence before it when it opens with a
-    pronoun."""
-    first = words(mutated[:40])
-    if first and first[0] in _PRONOUNS:
-        previous = [(s, e) for s, e in sentence_spans(doc_text) if e <= sentence[0]]
-        if previous:
-            s, e = previous[-1]
-            prefix = doc_text[s:e] + " "
-            return prefix + mutated, len(prefix)
-    return mutated, 0
 
 
 @probe("corpus_contradiction")

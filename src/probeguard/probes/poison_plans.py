@@ -13,8 +13,8 @@ import numpy as np
 from probeguard.core.cases import Case
 from probeguard.core.documents import Document
 from probeguard.probes import poison_texts as texts
+from probeguard.probes.answer_sentence import Evidence, locate_evidence, passage_with_context
 from probeguard.probes.base import ProbeContext
-from probeguard.probes.corpus_contradiction import Evidence, locate_evidence, passage_with_context
 from probeguard.probes.hijack_texts import relevant_sentences, topic_of
 from probeguard.probes.mutations import Mutation, mutate_date, mutate_number
 from probeguard.probes.poison_signals import Signal, SignalCorpus

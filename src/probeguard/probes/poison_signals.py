@@ -78,7 +78,7 @@ def signal_matches(kind: str, value: str, folded: str) -> bool:
 
 def signal_in(text: str, signal: Signal | Mapping[str, Any]) -> bool:
     """True when ``text`` (folded: see ``poison_texts.fold``) carries the signal or one of
-    its ``also`` values (matching rules in the module docstring)."""
+    its ``also`` values (matching rules in ``probeguard.probes.poisoning``)."""
     sig = signal if isinstance(signal, Signal) else Signal.from_dict(signal)
     folded = texts.fold(text)
     return any(signal_matches(k, v, folded) for k, v in sig.pairs())

@@ -2,8 +2,8 @@
 
 For each answerable golden question (one group, id = the question id) the probe finds the
 *target document* — the question's first gold document found in the corpus, else the
-document sharing most content words with it (``prompt_hijack.SourceFinder``) — and its
-answer-bearing sentence (``corpus_contradiction.locate_evidence``). From them it builds, per
+document sharing most content words with it (``hijack_texts.SourceFinder``) — and its
+answer-bearing sentence (``answer_sentence.locate_evidence``). From them it builds, per
 style, one or two *poison documents* that are injected through the ``overlay`` capability
 (into the pipeline's own index, for that call only). Every poison document copies the
 target's title and metadata (so metadata filters treat it like the real one: an attacker
