@@ -5,8 +5,6 @@ evidence that survives run.json, a typed summary — on the demo through a real 
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from probeguard.attribution.recommend import CaseFacts, recommend
@@ -20,7 +18,6 @@ from probeguard.probes import (
     BUILTIN_MODULES,
     FIX_HINTS,
     JudgeContext,
-    Probe,
     ProbeContext,
     ProbeEvidence,
     ProbeSummary,
@@ -29,8 +26,7 @@ from probeguard.probes import (
     make_probe,
 )
 from probeguard.probes.config import ProbesConfig
-from probeguard.runner.executor import Runner, RunnerConfig
-from testkit import reference_pipeline
+from testkit import check_probe_contract
 
 PROBES = sorted(load_probes())
 CHUNKER = {"name": "tokens", "size": 128, "overlap": 32}
@@ -91,43 +87,9 @@ def test_every_fix_hint_changes_a_recommendation(hint):
     assert changed, f"no recommendation reads the fix hint {hint!r}"
 
 
-def check_probe(p: Probe, ctx: ProbeContext, groups: int = 4) -> None:
-    """The plugin contract on ``ctx``: generate, run the first ``groups`` groups through the
-    fast reference pipeline, judge, read the evidence back from its run.json form, name the
-    failing roles and fix hints, summarise."""
-    cases = p.generate(ctx)
-    first = list(dict.fromkeys(c.meta["group"] for c in cases))[:groups]
-    cases = [c for c in cases if c.meta["group"] in first]
-    for case in cases:
-        assert p.case_fix_hints(case) <= set(FIX_HINTS)
-    pipeline = reference_pipeline(ctx.documents, top_k=ctx.top_k, chunk=(128, 32))
-    result = Runner(pipeline, RunnerConfig(concurrency=2)).run(cases)
-    assert not result.errors, result.errors[0].error
-    records = result.records
-    verdicts = []
-    for group, by_role in group_records(records, p.name).items():
-        verdict = p.judge(group, by_role, JudgeContext(probe=ctx))
-        verdicts.append(verdict)
-        evidence = verdict.evidence
-        assert isinstance(evidence, p.evidence_model)
-        assert (verdict.failed is None) == bool(evidence.unscored), (group, evidence)
-        stored = evidence.model_dump_json()  # as run.json keeps it
-        back = p.read_evidence(json.loads(stored))
-        assert back.model_dump_json() == stored
-        roles = p.failing_roles(back, tuple(by_role))
-        assert set(roles) <= set(by_role), (group, roles)
-        if verdict.failed:
-            assert roles, f"{p.name}: a failed group names no failing role"
-    summary = p.summarize(verdicts)
-    assert isinstance(summary, p.summary_model)
-    assert list(summary.model_dump())[:3] == ["failure_rate", "groups", "unscored"]
-    assert summary.groups == len(verdicts) == len(first)
-    assert summary.failure_rate.n == sum(v.failed is not None for v in verdicts)
-
-
 @pytest.mark.parametrize("name", PROBES)
 def test_generate_judge_summarize_on_the_demo(name, demo_context):
-    check_probe(make_probe(name), demo_context)
+    check_probe_contract(make_probe(name), demo_context)
 
 
 @pytest.mark.parametrize("name", PROBES)
