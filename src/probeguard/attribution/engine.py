@@ -65,12 +65,12 @@ class Failure:
     group: str
     records: dict[str, CaseRecord]
     roles: tuple[str, ...]
-    probe_obj: Probe | None = None
+    probe_obj: Probe[Any] | None = None
     evidence: dict[str, Any] = field(default_factory=dict)
 
 
 def failing_roles(
-    probe: Probe, evidence: Mapping[str, Any], by_role: Mapping[str, CaseRecord]
+    probe: Probe[Any], evidence: Mapping[str, Any], by_role: Mapping[str, CaseRecord]
 ) -> tuple[str, ...]:
     """The roles that made a group fail, as ``probe`` names them from the group's evidence
     (as ``run.json`` keeps it), that have an output to re-run."""
@@ -208,9 +208,9 @@ def _facts(
     backend = case.variation.retrieval.get("mode") or (pipeline_config.get("retriever") or {}).get(
         "name"
     )
-    hints = failure.probe_obj.case_fix_hints(case) if failure.probe_obj else frozenset()
+    probe = failure.probe_obj
     return CaseFacts(
-        hints=frozenset(hints),
+        hints=probe.case_fix_hints(case) if probe is not None else frozenset(),
         abstain=case.expected.mode == "abstain",
         removed_statuses=statuses,
         top_score=max(scores) if scores else None,

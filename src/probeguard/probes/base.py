@@ -115,10 +115,15 @@ class JudgeContext:
 class ProbeVerdict:
     """One group's outcome. ``failed`` is None when the group cannot be judged; then
     ``evidence.unscored`` says why. ``evidence`` is the probe's own model
-    (``Probe.evidence_model``); ``run.json`` keeps its dump with the group."""
+    (``Probe.evidence_model``; a plain mapping is taken as a ``ProbeEvidence`` of its keys);
+    ``run.json`` keeps its dump with the group."""
 
     failed: bool | None
     evidence: ProbeEvidence = field(default_factory=ProbeEvidence)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.evidence, ProbeEvidence):
+            object.__setattr__(self, "evidence", ProbeEvidence.model_validate(self.evidence))
 
 
 E = TypeVar("E", bound=ProbeEvidence)
