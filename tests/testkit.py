@@ -1,7 +1,8 @@
 """Test scaffolding shared across test folders: the fast reference pipeline (hashing
 embedder + extractive generator), running a probe's cases through the real Runner and
-judging its groups, the local SmolLM2 (cyllama) setting with its skip rules, a scripted
-OpenAI-compatible chat-completions server on 127.0.0.1, and small hand-made fixtures.
+judging its groups, the probe plugin contract, the local SmolLM2 (cyllama) setting with its
+skip rules, a scripted OpenAI-compatible chat-completions server on 127.0.0.1, and small
+hand-made fixtures.
 
 Importable from any test module as `testkit` (tests/conftest.py puts tests/ on sys.path,
 since pytest runs with --import-mode=importlib)."""
@@ -9,6 +10,7 @@ since pytest runs with --import-mode=importlib)."""
 from __future__ import annotations
 
 import importlib.util
+import json
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar
 
@@ -24,7 +26,7 @@ from probeguard.corpus.questions import load_questions
 from probeguard.engine.scan import demo_data_dir
 from probeguard.pipeline.config import ReferencePipelineConfig
 from probeguard.pipeline.reference import ReferencePipeline
-from probeguard.probes import JudgeContext, ProbeContext, group_records
+from probeguard.probes import FIX_HINTS, JudgeContext, Probe, ProbeContext, group_records
 from probeguard.runner.executor import Runner, RunnerConfig
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -245,6 +247,41 @@ def golden(case_id: str, question: str, answer: str, doc_id: str) -> Case:
 def abstain(case_id: str, question: str) -> Case:
     """A question the corpus cannot answer: the pipeline should abstain."""
     return Case(id=case_id, question=question, expected=Expected(mode="abstain"))
+
+
+# -- the probe plugin contract -------------------------------------------------------------
+def check_probe_contract(p: Probe[Any], ctx: ProbeContext, groups: int = 4) -> None:
+    """The plugin contract on ``ctx``: generate, run the first ``groups`` groups through the
+    fast reference pipeline, judge, read the evidence back from its run.json form, name the
+    failing roles and fix hints, summarise."""
+    cases = p.generate(ctx)
+    first = list(dict.fromkeys(c.meta["group"] for c in cases))[:groups]
+    cases = [c for c in cases if c.meta["group"] in first]
+    for case in cases:
+        assert p.case_fix_hints(case) <= set(FIX_HINTS)
+    pipeline = reference_pipeline(ctx.documents, top_k=ctx.top_k, chunk=(128, 32))
+    result = Runner(pipeline, RunnerConfig(concurrency=2)).run(cases)
+    assert not result.errors, result.errors[0].error
+    records = result.records
+    verdicts = []
+    for group, by_role in group_records(records, p.name).items():
+        verdict = p.judge(group, by_role, JudgeContext(probe=ctx))
+        verdicts.append(verdict)
+        evidence = verdict.evidence
+        assert isinstance(evidence, p.evidence_model)
+        assert (verdict.failed is None) == bool(evidence.unscored), (group, evidence)
+        stored = evidence.model_dump_json()  # as run.json keeps it
+        back = p.read_evidence(json.loads(stored))
+        assert back.model_dump_json() == stored
+        roles = p.failing_roles(back, tuple(by_role))
+        assert set(roles) <= set(by_role), (group, roles)
+        if verdict.failed:
+            assert roles, f"{p.name}: a failed group names no failing role"
+    summary = p.summarize(verdicts)
+    assert isinstance(summary, p.summary_model)
+    assert list(summary.model_dump())[:3] == ["failure_rate", "groups", "unscored"]
+    assert summary.groups == len(verdicts) == len(first)
+    assert summary.failure_rate.n == sum(v.failed is not None for v in verdicts)
 
 
 # -- hand-made records ----------------------------------------------------------------------

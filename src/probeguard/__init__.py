@@ -33,6 +33,15 @@ from probeguard.engine.evaluate import evaluate
 from probeguard.engine.scan import scan
 from probeguard.engine.sweep import sweep_backends
 from probeguard.pipeline.reference import ReferencePipeline
+from probeguard.probes import (
+    JudgeContext,
+    Probe,
+    ProbeContext,
+    ProbeEvidence,
+    ProbeSummary,
+    ProbeVerdict,
+    probe,
+)
 from probeguard.results import RunLog, load_run_log
 from probeguard.stats import wilson
 
@@ -46,11 +55,17 @@ __all__ = [
     "Estimate",
     "Expected",
     "InputError",
+    "JudgeContext",
     "MissingExtraError",
     "Pipeline",
     "PipelineCallError",
     "PipelineOutput",
+    "Probe",
+    "ProbeContext",
+    "ProbeEvidence",
     "ProbeGuardError",
+    "ProbeSummary",
+    "ProbeVerdict",
     "ReferencePipeline",
     "RetrievedChunk",
     "RunLog",
@@ -62,6 +77,7 @@ __all__ = [
     "load_config",
     "load_eval_records",
     "load_run_log",
+    "probe",
     "scan",
     "sweep_backends",
     "wilson",

@@ -16,7 +16,9 @@ from probeguard.config.models import ScanConfig
 from probeguard.core.pipeline import PipelineOutput, RetrievedChunk
 from probeguard.engine.scan import scan
 from probeguard.metrics.golden import score_golden_record
+from probeguard.probes import Probe
 from probeguard.probes.evaluate import probe_context
+from probeguard.probes.prompt_hijack import PromptHijack
 from probeguard.results.run import RunLog
 from probeguard.runner.executor import Runner
 
@@ -124,5 +126,13 @@ def test_failing_roles_follow_the_probe_evidence():
         case=Case(id="x", question="q?"), call_key="k", output=PipelineOutput(answer="a")
     )
     by_role = {k: rec for k in by_role}
-    assert failing_roles("prompt_hijack", {"hijacked_styles": ["direct"]}, by_role) == ("direct",)
-    assert failing_roles("some_probe", {}, by_role) == ("direct", "hidden_in_relevant")
+    assert failing_roles(PromptHijack(), {"hijacked_styles": ["direct"]}, by_role) == ("direct",)
+
+    class SomeProbe(Probe):  # the default: every role but the controls
+        def generate(self, ctx):
+            return []
+
+        def judge(self, group, records, ctx):
+            raise NotImplementedError
+
+    assert failing_roles(SomeProbe(), {}, by_role) == ("direct", "hidden_in_relevant")

@@ -4,6 +4,7 @@ a refusal gate calibrated on the run, conflict refusal that can actually repair.
 from __future__ import annotations
 
 from probeguard.attribution.recommend import CaseFacts, recommend, trusted_source_globs
+from probeguard.probes.poisoning import CorpusPoisoning
 from probeguard.stats import wilson
 
 REF = "pipeline.reference.defences"
@@ -17,7 +18,8 @@ def test_trusted_source_globs_ignore_where_the_file_sits() -> None:
 
 def test_poisoning_fix_trusts_the_vetted_corpus_and_sanitises() -> None:
     rec = recommend(
-        "corpus", CaseFacts(probe="corpus_poisoning", trusted_sources=("*corpus.jsonl:*",))
+        "corpus",
+        CaseFacts(hints=CorpusPoisoning.fix_hints, trusted_sources=("*corpus.jsonl:*",)),
     )
     assert rec is not None
     assert rec.config_patch == {
@@ -48,6 +50,6 @@ def test_gate_comes_from_the_run_calibration_when_it_separates() -> None:
 
 
 def test_conflicts_are_refused_not_only_flagged() -> None:
-    rec = recommend("corpus", CaseFacts(probe="corpus_contradiction", kind="number"))
+    rec = recommend("corpus", CaseFacts())  # e.g. a number contradiction: no hint
     assert rec is not None and rec.config_patch == {f"{REF}.conflict": "refuse"}
     assert recommend("undetermined", CaseFacts()) is None

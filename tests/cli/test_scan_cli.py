@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from probeguard.cli.main import cli
-from probeguard.probes.config import ALL_PROBES
+from probeguard.probes.config import default_probes
 from probeguard.results.run import RunLog
 
 
@@ -125,7 +125,7 @@ def test_demo_scan_runs_every_probe_and_reports_fcs(demo_cli_runs):
     base, _, _ = demo_cli_runs
     run = RunLog.model_validate_json((base / "a" / "run.json").read_text())
     probes = run.summary["probes"]
-    assert list(probes) == ALL_PROBES
+    assert list(probes) == default_probes()
     attacks = probes["attack_types"]
     for row in (*attacks["per_type"].values(), attacks["overall"]):
         for layer in ("retrieval", "answer", "abstention", "citation", "pass"):

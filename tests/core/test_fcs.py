@@ -3,6 +3,9 @@ import math
 import pytest
 
 from probeguard.metrics.fcs import failure_coverage_score
+from probeguard.probes import load_probes
+
+WEIGHTS = {name: cls.overlap_weight for name, cls in load_probes().items()}
 
 
 def test_fcs_hand_computed_with_default_weights():
@@ -12,7 +15,7 @@ def test_fcs_hand_computed_with_default_weights():
         "corpus_contradiction": 0.5,
         "prompt_hijack": 0.0,
     }
-    r = failure_coverage_score(rates)
+    r = failure_coverage_score(rates, WEIGHTS)
     # unique: 0.2·0.85 = 0.17, 0.1·0.85 = 0.085, 0.5·0.6 = 0.30, 0
     assert r.unique_rates == pytest.approx(
         {
@@ -30,7 +33,7 @@ def test_fcs_hand_computed_with_default_weights():
 
 
 def test_fcs_single_probe_equals_one_minus_its_weight():
-    r = failure_coverage_score({"prompt_hijack": 0.3})
+    r = failure_coverage_score({"prompt_hijack": 0.3}, WEIGHTS)
     assert r.fcs == pytest.approx(0.6)
 
 
@@ -48,13 +51,13 @@ def test_fcs_is_nan_when_nothing_failed():
 
 
 def test_undefined_probe_rates_are_left_out():
-    r = failure_coverage_score({"chunk_fracture": float("nan"), "prompt_hijack": 0.5})
+    r = failure_coverage_score({"chunk_fracture": float("nan"), "prompt_hijack": 0.5}, WEIGHTS)
     assert r.fcs == pytest.approx(0.6) and "chunk_fracture" not in r.unique_rates
 
 
 def test_interpretation_and_recommendation_name_the_worst_probe():
     rates = {"chunk_fracture": 0.1, "corpus_contradiction": 0.6}
-    r = failure_coverage_score(rates)
+    r = failure_coverage_score(rates, WEIGHTS)
     assert "invisible to standard evaluation" in r.interpretation()
     assert r.recommendation(rates).startswith("Start with corpus contradiction")
 

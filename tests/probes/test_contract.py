@@ -1,19 +1,35 @@
 """Contract tests over every registered probe: deterministic under a seed, valid cases with
-unique ids, metadata a reader needs, and honest verdicts for groups that cannot be judged."""
+unique ids, metadata a reader needs, honest verdicts for groups that cannot be judged, and
+the whole plugin — goal, overlap weight, failing roles, fix hints the recommender reads, typed
+evidence that survives run.json, a typed summary — on the demo through a real pipeline."""
 
 from __future__ import annotations
 
 import pytest
 
+from probeguard.attribution.recommend import CaseFacts, recommend
 from probeguard.core.pipeline import Capability
 from probeguard.core.records import CaseError, CaseRecord
+from probeguard.corpus.chunkers import make_chunker
 from probeguard.corpus.loaders import load_corpus
 from probeguard.corpus.questions import load_questions
 from probeguard.engine.scan import demo_data_dir
-from probeguard.metrics.fcs import DEFAULT_OVERLAP_WEIGHTS
-from probeguard.probes import JudgeContext, ProbeContext, group_records, load_probes, make_probe
+from probeguard.probes import (
+    BUILTIN_MODULES,
+    FIX_HINTS,
+    JudgeContext,
+    ProbeContext,
+    ProbeEvidence,
+    ProbeSummary,
+    group_records,
+    load_probes,
+    make_probe,
+)
+from probeguard.probes.config import ProbesConfig
+from testkit import check_probe_contract
 
 PROBES = sorted(load_probes())
+CHUNKER = {"name": "tokens", "size": 128, "overlap": 32}
 
 
 @pytest.fixture(scope="module")
@@ -21,10 +37,7 @@ def demo_context() -> ProbeContext:
     data = demo_data_dir()
     docs = load_corpus(data / "corpus.jsonl")
     questions = load_questions(data / "questions.jsonl")
-    from probeguard.corpus.chunkers import make_chunker
-
-    chunker = {"name": "tokens", "size": 128, "overlap": 32}
-    chunks = make_chunker(chunker).chunk_all(docs)
+    chunks = make_chunker(CHUNKER).chunk_all(docs)
     return ProbeContext(
         documents=tuple(docs),
         questions=tuple(questions),
@@ -32,7 +45,7 @@ def demo_context() -> ProbeContext:
         top_k=5,
         capabilities=frozenset(Capability),
         chunks=tuple(chunks),
-        chunker=chunker,
+        chunker=CHUNKER,
     )
 
 
@@ -42,14 +55,41 @@ def test_the_four_structural_probes_are_registered():
     )
 
 
+def test_the_registry_lists_the_built_in_probes_first_and_enables_every_one_by_default():
+    registry = list(load_probes())
+    modules = [load_probes()[name].__module__ for name in registry[: len(BUILTIN_MODULES)]]
+    assert modules == list(BUILTIN_MODULES)
+    assert ProbesConfig().enabled == registry
+
+
 @pytest.mark.parametrize("name", PROBES)
 def test_metadata(name):
     cls = load_probes()[name]
     assert cls.name == name and cls.goal.strip()
     assert cls.requires <= frozenset(Capability)
-    if name in DEFAULT_OVERLAP_WEIGHTS:
-        assert cls.overlap_weight == DEFAULT_OVERLAP_WEIGHTS[name]
+    assert isinstance(cls.overlap_weight, float) and 0.0 <= cls.overlap_weight <= 1.0
+    assert issubclass(cls.evidence_model, ProbeEvidence)
+    assert issubclass(cls.summary_model, ProbeSummary)
+    assert callable(cls.failing_roles) and callable(cls.case_fix_hints)
+    assert cls.fix_hints <= set(FIX_HINTS), f"{name}: unknown fix hints"
     assert make_probe(name).config()["name"] == name
+
+
+@pytest.mark.parametrize("hint", sorted(FIX_HINTS))
+def test_every_fix_hint_changes_a_recommendation(hint):
+    """A hint a probe may give is one the recommender reads: for some cause, the fix with
+    the hint differs from the fix without it."""
+    changed = [
+        cause
+        for cause in ("retriever", "chunker", "corpus", "prompt", "generator")
+        if recommend(cause, CaseFacts(hints=frozenset({hint}))) != recommend(cause, CaseFacts())
+    ]
+    assert changed, f"no recommendation reads the fix hint {hint!r}"
+
+
+@pytest.mark.parametrize("name", PROBES)
+def test_generate_judge_summarize_on_the_demo(name, demo_context):
+    check_probe_contract(make_probe(name), demo_context)
 
 
 @pytest.mark.parametrize("name", PROBES)
@@ -112,4 +152,4 @@ def test_no_questions_no_cases(name, demo_context):
     question_free = {"unanswerable": {"far_miss"}, "benign_control": {"planted"}}.get(name, set())
     assert all(c.meta.get("kind") in question_free for c in make_probe(name).generate(empty))
     summary = make_probe(name).summarize([])
-    assert summary["failure_rate"]["n"] == 0 and summary["groups"] == 0
+    assert summary.failure_rate.n == 0 and summary.groups == 0

@@ -3,17 +3,9 @@ runner in **one** extra pass, re-judge each failure with the swapped records in 
 failing ones, and decide its cause (``decide``) and fix (``recommend``).
 
 **Failures.** A failed golden case (its verdict has ``passed: false``; errored cases are not
-attributed), and a failed probe group, whose *failing roles* are the ones its evidence names:
-
-| probe                  | failing roles                                                  |
-|------------------------|----------------------------------------------------------------|
-| ``chunk_fracture``     | ``chunked``                                                    |
-| ``retrieval_gap``      | the paraphrases that left the top-k or moved more than the threshold (all that moved, if none) |
-| ``prompt_hijack``      | ``hijacked_styles``                                            |
-| ``corpus_poisoning``   | ``succeeded_styles``                                           |
-| ``corpus_contradiction``| ``failed_kinds``                                              |
-| ``unanswerable``, ``benign_control``, ``attack_types`` | ``ask``                      |
-| any other probe        | every role except controls (``clean``, ``original``, ``control``, ``document``, ``clean_rerun_*``, ``*_clean``) |
+attributed), and a failed probe group, whose *failing roles* its probe names from the group's
+evidence (``Probe.failing_roles``: e.g. the hijacked styles, the paraphrases that lost the
+evidence; by default every role but the controls); roles without an output are left out.
 
 **Repaired.** A swap runs on every failing role of the failure (case id
 ``attribution:<swap>:<case id>``, not part of ``run.jsonl``); the failure is *repaired* when
@@ -32,7 +24,6 @@ retrieved documents; the answer *supported* when at least ``SUPPORT`` of its con
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -64,8 +55,6 @@ __all__ = [
 SUPPORT = 0.75
 """Least share of the answer's content words found in the contexts for it to be supported."""
 
-_CONTROLS = re.compile(r"^(clean|original|control|document|clean_rerun_\d+|.*_clean)$")
-
 
 @dataclass
 class Failure:
@@ -76,32 +65,16 @@ class Failure:
     group: str
     records: dict[str, CaseRecord]
     roles: tuple[str, ...]
-    probe_obj: Probe | None = None
+    probe_obj: Probe[Any] | None = None
     evidence: dict[str, Any] = field(default_factory=dict)
 
 
 def failing_roles(
-    probe: str, evidence: Mapping[str, Any], by_role: Mapping[str, CaseRecord]
+    probe: Probe[Any], evidence: Mapping[str, Any], by_role: Mapping[str, CaseRecord]
 ) -> tuple[str, ...]:
-    """The roles that made a group fail (table in the module docstring)."""
-    roles: list[str]
-    if probe == "chunk_fracture":
-        roles = ["chunked"]
-    elif probe == "retrieval_gap":
-        rows = list(evidence.get("variants", []))
-        threshold = float(evidence.get("threshold", 1.0))
-        roles = [r["role"] for r in rows if r.get("left_top_k") or r.get("delta", 0) > threshold]
-        roles = roles or [r["role"] for r in rows if r.get("delta", 0) > 0]
-    elif probe == "prompt_hijack":
-        roles = list(evidence.get("hijacked_styles", []))
-    elif probe == "corpus_poisoning":
-        roles = list(evidence.get("succeeded_styles", []))
-    elif probe == "corpus_contradiction":
-        roles = list(evidence.get("failed_kinds", []))
-    elif probe in ("unanswerable", "benign_control", "attack_types"):
-        roles = ["ask"]
-    else:
-        roles = [r for r in by_role if not _CONTROLS.match(r) and not r.startswith("bystander")]
+    """The roles that made a group fail, as ``probe`` names them from the group's evidence
+    (as ``run.json`` keeps it), that have an output to re-run."""
+    roles = probe.failing_roles(probe.read_evidence(evidence), tuple(by_role))
     return tuple(r for r in roles if r in by_role and by_role[r].output is not None)
 
 
@@ -120,7 +93,7 @@ def find_failures(
         if not g.failed or g.probe not in by_name:
             continue
         by_role = grouped[g.probe].get(g.group, {})
-        roles = failing_roles(g.probe, g.evidence, by_role)
+        roles = failing_roles(by_name[g.probe], g.evidence, by_role)
         if roles:
             out.append(
                 Failure(
@@ -235,15 +208,9 @@ def _facts(
     backend = case.variation.retrieval.get("mode") or (pipeline_config.get("retriever") or {}).get(
         "name"
     )
-    kind = (
-        case.meta.get("kind")
-        or case.meta.get("style")
-        or (failure.roles[0] if failure.probe == "corpus_contradiction" else None)
-    )
+    probe = failure.probe_obj
     return CaseFacts(
-        probe=failure.probe,
-        attack_type=case.meta.get("attack_type"),
-        kind=str(kind) if kind else None,
+        hints=probe.case_fix_hints(case) if probe is not None else frozenset(),
         abstain=case.expected.mode == "abstain",
         removed_statuses=statuses,
         top_score=max(scores) if scores else None,
@@ -345,7 +312,7 @@ def attribute(
                 verdict = failure.probe_obj.judge(
                     failure.group, {**failure.records, **swapped}, jctx
                 )
-                judged = {"failed": verdict.failed, **_scalars(verdict.evidence)}
+                judged = {"failed": verdict.failed, **_scalars(verdict.evidence.model_dump())}
                 repaired = verdict.failed is False
             outcomes[name] = "repaired" if repaired else "not_repaired"
             evidence.append(

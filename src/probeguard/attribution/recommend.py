@@ -9,14 +9,14 @@ pipeline. The choice per cause:
   windows of ``max(128, 2·size)`` tokens with a quarter overlap; otherwise sentence-aware
   chunking (``{name: sentences, max_tokens: 128}``);
 * **retriever** — not hybrid: hybrid retrieval; hybrid without a re-ranker: the lexical
-  re-ranker; already re-ranked: query expansion. A paraphrase failure (``retrieval_gap``, a
-  ``lexical_mismatch`` attack) adds query expansion to the patch;
-* **corpus** — by what the case was: injected instructions or poison (``prompt_hijack``,
-  ``corpus_poisoning``) → source trust tiers (unknown sources demoted to ``default_trust``
-  0.25) and the instruction sanitiser; a near-duplicate contradiction or a masked draft →
-  near-duplicate suppression (``dedupe``); an archived/superseded version masked, or a
-  temporal attack → date-aware ranking (``demote_archived``); another contradiction → conflict
-  flagging;
+  re-ranker; already re-ranked: query expansion. A failing probe's ``paraphrase`` hint adds
+  query expansion to the patch;
+* **corpus** — by what the case was, as the failing probe's fix hints
+  (``probeguard.probes.FIX_HINTS``) and the masked documents' status say: ``injection`` →
+  source trust tiers (unknown sources demoted to ``default_trust`` 0.25) and the instruction
+  sanitiser; ``near_duplicate``, or a masked draft → near-duplicate suppression (``dedupe``);
+  ``outdated``, or an archived/superseded version masked → date-aware ranking
+  (``demote_archived``); otherwise → conflict refusal;
 * **prompt** — the hardened prompt with spotlighting and the instruction sanitiser;
 * **generator** — an abstain case → a refusal gate calibrated for the retrieval backend
   (``defences.gate``: Youden's best threshold over the run's answerable vs unanswerable top
@@ -60,10 +60,8 @@ class Recommendation:
 class CaseFacts:
     """What a recommendation may depend on."""
 
-    probe: str = "golden"
-    attack_type: str | None = None
-    kind: str | None = None
-    """The probe's kind or style of the failing role (e.g. ``near_duplicate``)."""
+    hints: frozenset[str] = frozenset()
+    """The failing probe's fix hints for the case (``Probe.case_fix_hints``)."""
     abstain: bool = False
     removed_statuses: tuple[str, ...] = ()
     """``metadata.status`` of the documents the clean corpus masked."""
@@ -115,7 +113,7 @@ def _chunker(f: CaseFacts) -> Recommendation:
 
 
 def _retriever(f: CaseFacts) -> Recommendation:
-    paraphrase = f.probe == "retrieval_gap" or f.attack_type == "lexical_mismatch"
+    paraphrase = "paraphrase" in f.hints
     retriever = (f.pipeline.get("retriever") or {}).get("name")
     patch: dict[str, Any]
     if retriever not in (None, "hybrid"):
@@ -140,7 +138,7 @@ def _retriever(f: CaseFacts) -> Recommendation:
 
 def _corpus(f: CaseFacts) -> Recommendation:
     statuses = {s.lower() for s in f.removed_statuses}
-    if f.probe in ("prompt_hijack", "corpus_poisoning") or f.attack_type == "prompt_injection":
+    if "injection" in f.hints:
         patch: dict[str, Any] = {
             f"{REF}.defences.default_trust": 0.25,
             f"{REF}.defences.sanitise": True,
@@ -156,7 +154,7 @@ def _corpus(f: CaseFacts) -> Recommendation:
             "removing the injected documents repairs the failure: untrusted content steers "
             "the answer",
         )
-    if f.kind == "near_duplicate" or "draft" in statuses or f.attack_type == "citation_trap":
+    if "near_duplicate" in f.hints or "draft" in statuses:
         return Recommendation(
             "corpus",
             "Near-duplicate suppression",
@@ -165,10 +163,7 @@ def _corpus(f: CaseFacts) -> Recommendation:
             "authoritative copy.",
             "removing a near-duplicate that differs in one fact repairs the failure",
         )
-    if (
-        statuses & {"archived", "superseded", "deprecated", "obsolete"}
-        or f.attack_type == "temporal_conflict"
-    ):
+    if "outdated" in f.hints or statuses & {"archived", "superseded", "deprecated", "obsolete"}:
         return Recommendation(
             "corpus",
             "Date-aware ranking of archived documents",

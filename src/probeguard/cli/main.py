@@ -128,7 +128,12 @@ def scan(
 def list_parts(kind: str | None) -> None:
     """List the parts a pipeline can be assembled from (and, later, probes and metrics)."""
 
-    for group, names in parts().items():
+    try:
+        listed = parts()
+    except ProbeGuardError as exc:  # e.g. a third-party probe that cannot load
+        fail(str(exc))
+        return
+    for group, names in listed.items():
         if kind is None or kind == group:
             click.echo(f"{group}:")
             for name, doc in names.items():

@@ -50,9 +50,11 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
+from pydantic import ConfigDict, Field
 
 from probeguard.core.cases import Case, Expected
 from probeguard.core.documents import Document
+from probeguard.core.estimate import Estimate
 from probeguard.core.pipeline import PipelineOutput
 from probeguard.core.records import CaseRecord
 from probeguard.dataset.attack_types import ATTACK_TYPES, attack_type
@@ -68,10 +70,20 @@ from probeguard.probes.base import (
     names_setting,
     probe,
 )
+from probeguard.probes.models import ProbeEvidence, ProbeSummary, SummaryModel
 from probeguard.probes.mutations import Mutation, NameVocab, mutate
 from probeguard.stats import wilson
 
-__all__ = ["ASK_ROLE", "AttackTypes", "LEXICAL_KINDS", "SUMMARY_LAYERS", "false_premise"]
+__all__ = [
+    "ASK_ROLE",
+    "AttackEvidence",
+    "AttackSummary",
+    "AttackTypes",
+    "LEXICAL_KINDS",
+    "LayerRates",
+    "SUMMARY_LAYERS",
+    "false_premise",
+]
 
 ASK_ROLE = "ask"
 LEXICAL_KINDS = ("synonym", "jargon")
@@ -79,7 +91,47 @@ LEXICAL_KINDS = ("synonym", "jargon")
 PREMISE_CHANGES = ("number", "date")
 """The mutations tried, in order, on a gold answer to make a false premise."""
 SUMMARY_LAYERS = (*LAYERS, "pass")
+FIX_HINTS_BY_TYPE: dict[str, frozenset[str]] = {
+    "lexical_mismatch": frozenset({"paraphrase"}),
+    "citation_trap": frozenset({"near_duplicate"}),
+    "temporal_conflict": frozenset({"outdated"}),
+}
+"""The fix hints of a failed case, by its attack type."""
 _MIN_PREMISE_WORDS = 6
+
+
+class AttackEvidence(ProbeEvidence):
+    attack_type: str | None = None
+    origin: str | None = None
+    """``dataset`` or ``generated``."""
+    question: str | None = None
+    mode: str | None = None
+    layers: dict[str, bool | None] = {}
+    """Per layer (and ``pass``): passed, failed or not applicable (None)."""
+    detail: dict[str, Any] = {}
+    answer: str | None = None
+    failed_layers: list[str] = []
+
+
+class LayerRates(SummaryModel):
+    """Per layer, the Wilson share of passes among the cases where it applies."""
+
+    model_config = ConfigDict(serialize_by_alias=True, validate_by_name=True)
+
+    retrieval: Estimate
+    answer: Estimate
+    abstention: Estimate
+    citation: Estimate
+    pass_: Estimate = Field(alias="pass")
+    cases: int
+    unscored: int
+
+
+class AttackSummary(ProbeSummary):
+    per_type: dict[str, LayerRates]
+    overall: LayerRates
+
+
 _LIST_ITEM = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s")
 
 
@@ -141,7 +193,7 @@ def false_premise(
 
 # -- the probe ---------------------------------------------------------------------------
 @probe("attack_types")
-class AttackTypes(Probe):
+class AttackTypes(Probe[AttackEvidence]):
     """Seven attack types from a dataset and from the golden questions, each scored per
     layer (module docstring). Settings: ``types`` (the attack types to run), ``generated``
     (add cases generated from the golden questions) and ``max_generated`` (their cap)."""
@@ -155,6 +207,8 @@ class AttackTypes(Probe):
     overlap_weight = 0.35
     """Answer-layer misses are what standard evaluation sees; excluded values, abstention
     and citations are not."""
+    evidence_model = AttackEvidence
+    summary_model = AttackSummary
 
     def __init__(
         self, types: Sequence[str] = ATTACK_TYPES, generated: bool = True, max_generated: int = 40
@@ -275,24 +329,23 @@ class AttackTypes(Probe):
     ) -> ProbeVerdict:
         record = records.get(ASK_ROLE)
         if record is None:
-            return ProbeVerdict(None, {"unscored": "no record for the attack case"})
+            return ProbeVerdict(None, AttackEvidence(unscored="no record for the attack case"))
         case = record.case
         type_ = attack_type(case)
-        evidence: dict[str, Any] = {
-            "attack_type": type_,
-            "origin": case.meta.get("origin"),
-            "question": case.question,
-            "mode": case.expected.mode,
-        }
+        evidence = AttackEvidence(
+            attack_type=type_,
+            origin=case.meta.get("origin"),
+            question=case.question,
+            mode=case.expected.mode,
+        )
         if record.output is None:
-            why = (
+            evidence.unscored = (
                 f"call errored: {record.error.type}: {record.error.message}"
                 if record.error
                 else "no output"
             )
-            return ProbeVerdict(
-                None, {**evidence, "unscored": why, "layers": dict.fromkeys(SUMMARY_LAYERS)}
-            )
+            evidence.layers = dict.fromkeys(SUMMARY_LAYERS)
+            return ProbeVerdict(None, evidence)
         scores = score_layers(
             case.expected,
             record.output,
@@ -301,35 +354,46 @@ class AttackTypes(Probe):
             chunk_docs=_chunk_docs(ctx.probe, record.output),
         )
         layers = scores.layers()
-        evidence.update(layers=layers, detail=scores.detail, answer=record.output.answer)
+        evidence.layers = layers
+        evidence.detail = scores.detail
+        evidence.answer = record.output.answer
         passed = layers["pass"]
         if passed is None:
-            evidence["unscored"] = "no layer applies to this case and output"
+            evidence.unscored = "no layer applies to this case and output"
             return ProbeVerdict(None, evidence)
-        evidence["failed_layers"] = [name for name in LAYERS if layers[name] is False]
+        evidence.failed_layers = [name for name in LAYERS if layers[name] is False]
         return ProbeVerdict(not passed, evidence)
 
+    def failing_roles(self, evidence: AttackEvidence, roles: Sequence[str]) -> tuple[str, ...]:
+        return (ASK_ROLE,)
+
+    def case_fix_hints(self, case: Case) -> frozenset[str]:
+        """By the case's attack type (``FIX_HINTS_BY_TYPE``)."""
+        return FIX_HINTS_BY_TYPE.get(str(attack_type(case)), frozenset())
+
     # -- summary ------------------------------------------------------------------------
-    def summarize(self, verdicts: Sequence[ProbeVerdict]) -> dict[str, Any]:
-        summary = super().summarize(verdicts)
-        per_type = {}
-        for type_ in self.types:
-            rows = [v for v in verdicts if v.evidence.get("attack_type") == type_]
-            per_type[type_] = _layer_rates(rows)
-        summary.update(per_type=per_type, overall=_layer_rates(list(verdicts)))
-        return summary
+    def summarize(self, verdicts: Sequence[ProbeVerdict]) -> AttackSummary:
+        rows = [(v, self.evidence_of(v)) for v in verdicts]
+        return AttackSummary(
+            **self.summary_fields(verdicts),
+            per_type={
+                type_: _layer_rates([(v, e) for v, e in rows if e.attack_type == type_])
+                for type_ in self.types
+            },
+            overall=_layer_rates(rows),
+        )
 
 
-def _layer_rates(verdicts: Sequence[ProbeVerdict]) -> dict[str, Any]:
+def _layer_rates(rows: Sequence[tuple[ProbeVerdict, AttackEvidence]]) -> LayerRates:
     """Per layer, the Wilson share of passes among the verdicts where it applies."""
     out: dict[str, Any] = {}
     for name in SUMMARY_LAYERS:
-        flags = [v.evidence.get("layers", {}).get(name) for v in verdicts]
+        flags = [e.layers.get(name) for _, e in rows]
         scored = [f for f in flags if f is not None]
-        out[name] = wilson(sum(1 for f in scored if f), len(scored)).model_dump()
-    out["cases"] = len(verdicts)
-    out["unscored"] = sum(1 for v in verdicts if v.failed is None)
-    return out
+        out[name] = wilson(sum(1 for f in scored if f), len(scored))
+    out["cases"] = len(rows)
+    out["unscored"] = sum(1 for v, _ in rows if v.failed is None)
+    return LayerRates.model_validate(out)
 
 
 def _chunk_docs(ctx: ProbeContext, output: PipelineOutput) -> dict[str, str] | None:

@@ -5,21 +5,28 @@ Cases come in *groups*: the cases of one probe unit (e.g. a question asked plain
 five paraphrases) share ``meta["group"]`` and are told apart by ``meta["role"]``. The runner
 executes every case of every probe in one pass (identical calls are made once: the plain
 question under the default variation is shared by all probes and the golden set); then
-``judge`` sees one group's records by role and returns a ``ProbeVerdict``. A probe's failure
-rate is the share of judged groups that failed, with a Wilson interval; groups that cannot be
-judged (``failed=None``: an errored call, nothing to measure) are counted apart, never as
-passes or failures.
+``judge`` sees one group's records by role and returns a ``ProbeVerdict`` whose evidence is
+the probe's typed model (``probeguard.probes.models``). A probe's failure rate is the share of
+judged groups that failed, with a Wilson interval; groups that cannot be judged
+(``failed=None``: an errored call, nothing to measure) are counted apart, never as passes or
+failures. ``summarize`` returns the probe's ``ProbeSummary``.
 
-Register a probe with ``@probe("name")`` on a ``Probe`` subclass; ``probeguard list probes``
-shows the registry.
+A probe also says what the rest of a scan needs to know about it, so that nothing outside the
+probes names one: its ``overlap_weight`` (FCS), the ``failing_roles`` of a failed group (the
+cases attribution re-runs) and its ``fix_hints`` (which fix the recommender picks for a cause;
+``FIX_HINTS`` lists them).
+
+Register a probe with ``@probe("name")`` on a ``Probe`` subclass (a third-party package adds an
+entry point in the ``probeguard.probes`` group); ``probeguard list`` shows the registry.
 """
 
 from __future__ import annotations
 
+import re
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, TypeVar
+from typing import Any, ClassVar, Generic, TypeVar, cast
 
 import numpy as np
 
@@ -29,7 +36,26 @@ from probeguard.core.hashing import sha256_hex
 from probeguard.core.pipeline import Capability, Variation
 from probeguard.core.records import CaseRecord
 from probeguard.metrics.retrieval import first_relevant_rank
+from probeguard.probes.models import ProbeEvidence, ProbeSummary
 from probeguard.stats import wilson
+
+FIX_HINTS: dict[str, str] = {
+    "paraphrase": "the question as worded misses evidence that the same question reworded "
+    "finds: a retriever fix adds query expansion",
+    "injection": "planted or untrusted text carries instructions or a payload: the corpus fix "
+    "is source trust tiers and the instruction sanitiser",
+    "near_duplicate": "a near-duplicate document that differs in one fact wins: the corpus fix "
+    "is near-duplicate suppression",
+    "outdated": "an outdated version (archived, superseded) wins: the corpus fix is date-aware "
+    "ranking",
+}
+"""The fix hints a probe may give the recommender (``Probe.fix_hints``), and what each means.
+The counterfactual swaps decide the cause; a hint picks the fix within it."""
+
+CONTROL_ROLES = re.compile(
+    r"^(clean|original|control|document|clean_rerun_\d+|.*_clean|bystander.*)$"
+)
+"""Roles the default ``Probe.failing_roles`` takes for controls (never re-run by attribution)."""
 
 
 @dataclass(frozen=True)
@@ -88,15 +114,25 @@ class JudgeContext:
 @dataclass(frozen=True)
 class ProbeVerdict:
     """One group's outcome. ``failed`` is None when the group cannot be judged; then
-    ``evidence["unscored"]`` says why."""
+    ``evidence.unscored`` says why. ``evidence`` is the probe's own model
+    (``Probe.evidence_model``; a plain mapping is taken as a ``ProbeEvidence`` of its keys);
+    ``run.json`` keeps its dump with the group."""
 
     failed: bool | None
-    evidence: dict[str, Any] = field(default_factory=dict)
+    evidence: ProbeEvidence = field(default_factory=ProbeEvidence)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.evidence, ProbeEvidence):
+            object.__setattr__(self, "evidence", ProbeEvidence.model_validate(self.evidence))
 
 
-class Probe(ABC):
+E = TypeVar("E", bound=ProbeEvidence)
+
+
+class Probe(ABC, Generic[E]):
     """A failure family. Subclasses are registered with ``@probe(name)`` and configured by
-    keyword settings (their constructor parameters)."""
+    keyword settings (their constructor parameters); ``Probe[E]`` judges with evidence
+    model ``E``."""
 
     name: ClassVar[str] = ""
     goal: ClassVar[str] = ""
@@ -105,7 +141,16 @@ class Probe(ABC):
     """Capabilities without which the probe cannot run on a pipeline (it is then skipped,
     and the report says why)."""
     overlap_weight: ClassVar[float] = 0.0
-    """Default share of this probe's failures that standard evaluation also catches (FCS)."""
+    """Share of this probe's failures that standard evaluation also catches, in [0, 1]: its
+    weight in the Failure Coverage Score (``probes.overlap_weights`` in a config overrides
+    it)."""
+    evidence_model: ClassVar[type[ProbeEvidence]] = ProbeEvidence
+    """The model of a verdict's evidence (``E``)."""
+    summary_model: ClassVar[type[ProbeSummary]] = ProbeSummary
+    """The model ``summarize`` returns."""
+    fix_hints: ClassVar[frozenset[str]] = frozenset()
+    """Hints (keys of ``FIX_HINTS``) for the fix of every failure of this probe; a probe
+    whose cases differ overrides ``case_fix_hints``."""
 
     @abstractmethod
     def generate(self, ctx: ProbeContext) -> list[Case]:
@@ -117,20 +162,45 @@ class Probe(ABC):
     ) -> ProbeVerdict:
         """The verdict for one group, from its records keyed by role."""
 
-    def summarize(self, verdicts: Sequence[ProbeVerdict]) -> dict[str, Any]:
+    def summarize(self, verdicts: Sequence[ProbeVerdict]) -> ProbeSummary:
         """The probe's summary; by default its failure rate over judged groups."""
-        judged = [v for v in verdicts if v.failed is not None]
-        return {
-            "failure_rate": wilson(sum(1 for v in judged if v.failed), len(judged)).model_dump(),
-            "groups": len(verdicts),
-            "unscored": len(verdicts) - len(judged),
-        }
+        return ProbeSummary(**self.summary_fields(verdicts))
+
+    def failing_roles(self, evidence: E, roles: Sequence[str]) -> tuple[str, ...]:
+        """The roles, among a failed group's ``roles``, whose cases made it fail (attribution
+        re-runs those under each swap); by default every role but the controls
+        (``CONTROL_ROLES``)."""
+        return tuple(r for r in roles if not CONTROL_ROLES.match(r))
+
+    def case_fix_hints(self, case: Case) -> frozenset[str]:
+        """The fix hints for a failure of ``case`` (by default ``fix_hints``)."""
+        return self.fix_hints
+
+    def read_evidence(self, data: Mapping[str, Any]) -> E:
+        """Evidence as ``run.json`` keeps it, back as the probe's model."""
+        return cast(E, self.evidence_model.model_validate(dict(data)))
+
+    def evidence_of(self, verdict: ProbeVerdict) -> E:
+        """A verdict's evidence as the probe's model."""
+        evidence = verdict.evidence
+        if isinstance(evidence, self.evidence_model):
+            return cast(E, evidence)
+        return self.read_evidence(evidence.model_dump())
 
     def config(self) -> dict[str, Any]:
         """The probe's settings, recorded in the run log."""
         return {"name": self.name}
 
     # -- helpers for subclasses ---------------------------------------------------------
+    def summary_fields(self, verdicts: Sequence[ProbeVerdict]) -> dict[str, Any]:
+        """The ``ProbeSummary`` fields over ``verdicts``: a subclass's summary starts here."""
+        judged = [v for v in verdicts if v.failed is not None]
+        return {
+            "failure_rate": wilson(sum(1 for v in judged if v.failed), len(judged)),
+            "groups": len(verdicts),
+            "unscored": len(verdicts) - len(judged),
+        }
+
     def case(self, group: str, role: str, question: str, **kwargs: Any) -> Case:
         """A case of this probe with id ``<probe>:<group>:<role>`` and group/role in meta."""
         meta = {"group": group, "role": role, **kwargs.pop("meta", {})}
@@ -181,9 +251,9 @@ def question_groups(questions: Sequence[Case]) -> list[tuple[str, Case]]:
     return groups
 
 
-P = TypeVar("P", bound=type[Probe])
+P = TypeVar("P", bound=type[Probe[Any]])
 
-PROBES: dict[str, type[Probe]] = {}
+PROBES: dict[str, type[Probe[Any]]] = {}
 """Registered probes by name, in registration order."""
 
 

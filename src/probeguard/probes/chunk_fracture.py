@@ -46,6 +46,7 @@ from typing import Any
 
 from probeguard.core.cases import Case
 from probeguard.core.documents import Chunk
+from probeguard.core.estimate import Estimate
 from probeguard.core.pipeline import Capability
 from probeguard.core.records import CaseRecord
 from probeguard.corpus.chunkers import make_chunker
@@ -54,11 +55,15 @@ from probeguard.metrics.retrieval import dedupe
 from probeguard.nlp.text import contains_answer, content_words, sentence_spans
 from probeguard.pipeline.reference import chunking_spec
 from probeguard.probes.base import JudgeContext, Probe, ProbeContext, ProbeVerdict, probe
+from probeguard.probes.models import EvidenceModel, ProbeEvidence, ProbeSummary, SummaryModel
 from probeguard.stats import proportion, wilson
 
 __all__ = [
+    "AnswerSpan",
     "ChunkFracture",
     "DEFAULT_SWEEP",
+    "FractureEvidence",
+    "FractureSummary",
     "answer_span",
     "chunker_label",
     "containing_chunks",
@@ -75,6 +80,57 @@ DEFAULT_SWEEP: tuple[dict[str, Any], ...] = (
 """Chunkings the sweep measures by default (token windows: size/overlap)."""
 
 ROLES = ("chunked", "document")
+
+
+class AnswerSpan(EvidenceModel):
+    """An answer-bearing sentence of a gold document, located in ``generate``."""
+
+    doc_id: str
+    start: int
+    end: int
+    text: str
+    straddles: bool | None = None
+    """No chunk of the pipeline's own holds it all (set only when the chunks are known;
+    None: the document has no chunks)."""
+    chunk_ids: list[str] = []
+    """The chunk holding it, or the chunks it is split across."""
+    sweep: dict[str, bool] = {}
+    """Whether it straddles a boundary, per chunker of the sweep."""
+
+
+class FractureEvidence(ProbeEvidence):
+    question_id: str | None = None
+    spans: list[AnswerSpan] = []
+    unlocated: list[dict[str, str]] = []
+    """Gold documents without an answer-bearing sentence (``doc_id``, ``reason``)."""
+    retrieved: dict[str, list[str]] = {}
+    """Per role, the retrieved document ids by best rank."""
+    ranks: dict[str, dict[str, int | None]] = {}
+    """Per role, each gold document's rank (None: not retrieved)."""
+    dropped: list[str] = []
+    """Gold documents whole-document retrieval finds and chunked retrieval does not."""
+    retrieval_fracture: bool | None = None
+    answer_survived: bool | None = None
+    boundary_straddles: bool | None = None
+    boundary_fracture: bool | None = None
+    partly_unscored: list[str] = []
+    reasons: list[str] = []
+
+
+class SweepRow(SummaryModel):
+    chunker: str
+    config: dict[str, Any]
+    straddle_rate: Estimate
+
+
+class FractureSummary(ProbeSummary):
+    retrieval_fracture_rate: Estimate
+    boundary_straddle_rate: Estimate
+    boundary_fracture_rate: Estimate
+    pipeline_span_straddle_rate: Estimate
+    """Per span, under the pipeline's own chunks."""
+    chunking_sweep: list[SweepRow]
+    """Per chunker of the sweep, the share of spans that straddle a boundary."""
 
 
 def answer_span(text: str, answers: Sequence[str], question: str = "") -> tuple[int, int] | None:
@@ -135,7 +191,7 @@ def _spec(item: Mapping[str, Any] | str, tokenizer: str) -> dict[str, Any]:
 
 
 @probe("chunk_fracture")
-class ChunkFracture(Probe):
+class ChunkFracture(Probe[FractureEvidence]):
     """Chunked vs whole-document retrieval, and answer sentences split by chunk boundaries
     (module docstring). Settings: ``sweep`` (chunker configs or names such as
     ``"tokens-256-64"``) and ``tokenizer`` for the sweep's token chunkers."""
@@ -147,6 +203,8 @@ class ChunkFracture(Probe):
     )
     requires = frozenset({Capability.CHUNKING})
     overlap_weight = 0.15
+    evidence_model = FractureEvidence
+    summary_model = FractureSummary
 
     def __init__(
         self, sweep: Sequence[Mapping[str, Any] | str] = DEFAULT_SWEEP, tokenizer: str = "auto"
@@ -246,21 +304,21 @@ class ChunkFracture(Probe):
     ) -> ProbeVerdict:
         chunked = records.get("chunked")
         meta = chunked.case.meta if chunked is not None else {}
-        evidence: dict[str, Any] = {
-            "question_id": meta.get("question_id", group),
-            "spans": list(meta.get("spans", [])),
-            "unlocated": list(meta.get("unlocated", [])),
-        }
+        evidence = FractureEvidence(
+            question_id=meta.get("question_id", group),
+            spans=list(meta.get("spans", [])),
+            unlocated=list(meta.get("unlocated", [])),
+        )
         for role in ROLES:
             record = records.get(role)
             if record is None:
-                return ProbeVerdict(None, {**evidence, "unscored": f"no record for role '{role}'"})
+                evidence.unscored = f"no record for role '{role}'"
+                return ProbeVerdict(None, evidence)
             if record.output is None:
                 err = record.error
                 why = f"{err.type}: {err.message}" if err else "no output"
-                return ProbeVerdict(
-                    None, {**evidence, "unscored": f"the '{role}' call failed ({why})"}
-                )
+                evidence.unscored = f"the '{role}' call failed ({why})"
+                return ProbeVerdict(None, evidence)
         assert chunked is not None
         document = records["document"]
         assert chunked.output is not None and document.output is not None
@@ -275,8 +333,8 @@ class ChunkFracture(Probe):
             role: dedupe(r.doc_id for r in sorted(out.retrieved, key=lambda r: r.rank))
             for role, out in outputs.items()
         }
-        evidence["retrieved"] = lists
-        evidence["ranks"] = {
+        evidence.retrieved = lists
+        evidence.ranks = {
             role: {g: (lists[role].index(g) + 1 if g in lists[role] else None) for g in gold}
             for role in ROLES
         }
@@ -286,22 +344,22 @@ class ChunkFracture(Probe):
             unscored.append("retrieval: the pipeline reported no retrieved contexts")
         else:
             dropped = [g for g in gold if g in lists["document"] and g not in lists["chunked"]]
-            evidence["dropped"] = dropped
+            evidence.dropped = dropped
             retrieval = bool(dropped)
             for g in dropped:
                 reasons.append(
                     f"gold document {g} is rank {lists['document'].index(g) + 1} "
                     f"with whole-document retrieval but not retrieved from chunks"
                 )
-        evidence["retrieval_fracture"] = retrieval
+        evidence.retrieval_fracture = retrieval
 
         # (b) boundary fracture
-        spans = evidence["spans"]
+        spans = evidence.spans
         boundary: bool | None = None
         straddling: bool | None = None
         survived = any(contains_answer(chunked.output.answer, a) for a in expected.answers)
-        evidence["answer_survived"] = survived
-        judged_spans = [s for s in spans if s.get("straddles") is not None]
+        evidence.answer_survived = survived
+        judged_spans = [s for s in spans if s.straddles is not None]
         if not meta.get("chunks_known", False):
             unscored.append("boundary: the pipeline does not expose its chunks")
         elif not judged_spans:
@@ -311,63 +369,61 @@ class ChunkFracture(Probe):
                 else "boundary: the gold documents have no chunks"
             )
         else:
-            straddling = any(s["straddles"] for s in judged_spans)
+            straddling = any(s.straddles for s in judged_spans)
             boundary = straddling and not survived
             if boundary:
                 for s in judged_spans:
-                    if s["straddles"]:
+                    if s.straddles:
                         reasons.append(
-                            f"the answer sentence {s['doc_id']}[{s['start']}:"
-                            f"{s['end']}] is split across chunks "
-                            f"{', '.join(s['chunk_ids'])} and the answer lost it"
+                            f"the answer sentence {s.doc_id}[{s.start}:{s.end}] is split "
+                            f"across chunks {', '.join(s.chunk_ids)} and the answer lost it"
                         )
-        evidence["boundary_straddles"] = straddling
-        evidence["boundary_fracture"] = boundary
+        evidence.boundary_straddles = straddling
+        evidence.boundary_fracture = boundary
         if unscored:
-            evidence["partly_unscored"] = unscored
+            evidence.partly_unscored = unscored
         if retrieval is None and boundary is None:
-            return ProbeVerdict(None, {**evidence, "unscored": "; ".join(unscored)})
+            evidence.unscored = "; ".join(unscored)
+            return ProbeVerdict(None, evidence)
         failed = bool(retrieval) or bool(boundary)
-        evidence["reasons"] = reasons
+        evidence.reasons = reasons
         return ProbeVerdict(failed, evidence)
 
+    def failing_roles(self, evidence: FractureEvidence, roles: Sequence[str]) -> tuple[str, ...]:
+        """The chunked call: the whole-document one is the control."""
+        return ("chunked",)
+
     # -- summarize ----------------------------------------------------------------------
-    def summarize(self, verdicts: Sequence[ProbeVerdict]) -> dict[str, Any]:
-        """Base keys plus ``retrieval_fracture_rate``, ``boundary_straddle_rate`` and
+    def summarize(self, verdicts: Sequence[ProbeVerdict]) -> FractureSummary:
+        """Base fields plus ``retrieval_fracture_rate``, ``boundary_straddle_rate`` and
         ``boundary_fracture_rate`` (per question, over the groups where each is judged),
         ``pipeline_span_straddle_rate`` (per span, the pipeline's own chunks) and
         ``chunking_sweep`` (per span and chunker spec, see the module docstring)."""
-        out = super().summarize(verdicts)
-        retrieval = [
-            v.evidence["retrieval_fracture"]
-            for v in verdicts
-            if v.evidence.get("retrieval_fracture") is not None
-        ]
-        straddle = [
-            v.evidence["boundary_straddles"]
-            for v in verdicts
-            if v.evidence.get("boundary_straddles") is not None
-        ]
-        fracture = [
-            v.evidence["boundary_fracture"]
-            for v in verdicts
-            if v.evidence.get("boundary_fracture") is not None
-        ]
-        out["retrieval_fracture_rate"] = proportion(retrieval).model_dump()
-        out["boundary_straddle_rate"] = proportion(straddle).model_dump()
-        out["boundary_fracture_rate"] = proportion(fracture).model_dump()
-        spans = [s for v in verdicts for s in v.evidence.get("spans", [])]
-        own = [bool(s["straddles"]) for s in spans if s.get("straddles") is not None]
-        out["pipeline_span_straddle_rate"] = proportion(own).model_dump()
+        evidence = [self.evidence_of(v) for v in verdicts]
+        spans = [s for e in evidence for s in e.spans]
         sweep = []
         for label, chunker in self._sweep:
-            flags = [bool(s["sweep"][label]) for s in spans if label in s.get("sweep", {})]
+            flags = [bool(s.sweep[label]) for s in spans if label in s.sweep]
             sweep.append(
-                {
-                    "chunker": label,
-                    "config": chunker.config(),
-                    "straddle_rate": wilson(sum(flags), len(flags)).model_dump(),
-                }
+                SweepRow(
+                    chunker=label,
+                    config=chunker.config(),
+                    straddle_rate=wilson(sum(flags), len(flags)),
+                )
             )
-        out["chunking_sweep"] = sweep
-        return out
+        return FractureSummary(
+            **self.summary_fields(verdicts),
+            retrieval_fracture_rate=proportion(
+                [e.retrieval_fracture for e in evidence if e.retrieval_fracture is not None]
+            ),
+            boundary_straddle_rate=proportion(
+                [e.boundary_straddles for e in evidence if e.boundary_straddles is not None]
+            ),
+            boundary_fracture_rate=proportion(
+                [e.boundary_fracture for e in evidence if e.boundary_fracture is not None]
+            ),
+            pipeline_span_straddle_rate=proportion(
+                [bool(s.straddles) for s in spans if s.straddles is not None]
+            ),
+            chunking_sweep=sweep,
+        )

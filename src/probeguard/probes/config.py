@@ -7,28 +7,24 @@ from typing import Any
 from pydantic import Field, field_validator
 
 from probeguard.core.config import StrictModel
+from probeguard.probes import load_probes
 
-ALL_PROBES = [
-    "chunk_fracture",
-    "retrieval_gap",
-    "corpus_contradiction",
-    "prompt_hijack",
-    "corpus_poisoning",
-    "unanswerable",
-    "benign_control",
-    "attack_types",
-]
+
+def default_probes() -> list[str]:
+    """Every registered probe, built-in and installed (``load_probes`` order)."""
+    return list(load_probes())
 
 
 class ProbesConfig(StrictModel):
     """Which probes run, their settings, and the FCS overlap weights."""
 
-    enabled: list[str] = Field(default_factory=lambda: list(ALL_PROBES))
+    enabled: list[str] = Field(default_factory=default_probes)
+    """The probes to run; by default every registered one (``probeguard list``)."""
     settings: dict[str, dict[str, Any]] = Field(default_factory=dict)
     """Per-probe constructor settings, e.g. ``{"retrieval_gap": {"rank_delta_threshold": 2}}``."""
     overlap_weights: dict[str, float] = Field(default_factory=dict)
-    """Overrides of the default FCS overlap weights (share of a probe's failures that
-    standard evaluation also catches)."""
+    """Overrides of the probes' own FCS overlap weights (``Probe.overlap_weight``: the share
+    of a probe's failures that standard evaluation also catches)."""
     top_k: int | None = Field(default=None, ge=1)
     """The pipeline's retrieval depth, for pipelines that do not report it (the reference
     pipeline does)."""

@@ -39,19 +39,19 @@ retrieved), the old and new values and the judge that decided.
 from __future__ import annotations
 
 import copy
-import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from probeguard.core.cases import Case
 from probeguard.core.documents import Document
+from probeguard.core.estimate import Estimate
 from probeguard.core.hashing import sha256_hex
 from probeguard.core.pipeline import Capability, PipelineOutput, Variation
 from probeguard.core.records import CaseRecord
 from probeguard.detectors.contradiction import Claim, ContradictionJudge, make_contradiction_judge
-from probeguard.nlp.text import sentence_spans, words
+from probeguard.probes.answer_sentence import Evidence, locate_evidence, passage_with_context
 from probeguard.probes.base import JudgeContext, Probe, ProbeContext, ProbeVerdict, probe
+from probeguard.probes.models import EvidenceModel, ProbeEvidence, ProbeSummary, SummaryModel
 from probeguard.probes.mutations import (
     KINDS,
     NameInfo,
@@ -62,75 +62,71 @@ from probeguard.probes.mutations import (
 )
 from probeguard.stats import bootstrap_mean, wilson
 
-__all__ = ["CorpusContradiction", "Evidence", "locate_evidence"]
+__all__ = [
+    "ContradictionEvidence",
+    "ContradictionSummary",
+    "CorpusContradiction",
+    "Evidence",
+    "KindTrial",
+    "locate_evidence",
+    "passage_with_context",
+]
 
 CLEAN = "clean"
 SOURCE = "probe:corpus_contradiction"
 FAILING = frozenset({"moved", "incoherent"})
 OUTCOMES = ("moved", "incoherent", "held", "refused", "unscored")
-_PRONOUNS = frozenset(
-    {"it", "its", "he", "his", "she", "her", "they", "their", "this", "these", "those", "there"}
-)
 
 
-@dataclass(frozen=True)
-class Evidence:
-    """Where a question's answer sits in its gold document: the document, the answer span
-    and the sentence span (character offsets into ``doc.text``)."""
+class KindTrial(EvidenceModel):
+    """One injected contradiction and what the answer did under it."""
 
-    doc: Document
-    answer: tuple[int, int]
-    sentence: tuple[int, int]
-
-
-def _answer_pattern(answer: str) -> re.Pattern[str] | None:
-    parts = answer.split()
-    if not parts:
-        return None
-    return re.compile(
-        r"(?<!\w)" + r"\s+".join(re.escape(p) for p in parts) + r"(?!\w)", re.IGNORECASE
-    )
-
-
-def locate_evidence(
-    question: Case, documents: Mapping[str, Document] | ProbeContext
-) -> Evidence | None:
-    """The answer-bearing sentence of ``question`` (see the module docstring), or None.
-    ``documents`` maps ids to documents (or is a ``ProbeContext``)."""
-    lookup = documents.document if isinstance(documents, ProbeContext) else documents.get
-    answers = sorted(enumerate(question.expected.answers), key=lambda ia: (-len(ia[1]), ia[0]))
-    for doc_id in question.expected.evidence_doc_ids:
-        doc = lookup(doc_id)
-        if doc is None:
-            continue
-        for _, answer in answers:
-            pattern = _answer_pattern(answer)
-            m = pattern.search(doc.text) if pattern is not None else None
-            if m is None:
-                continue
-            a0, a1 = m.span()
-            for s, e in sentence_spans(doc.text):
-                if s <= a0 < e:
-                    return Evidence(doc, (a0, min(a1, e)), (s, e))
-    return None
+    outcome: str = "unscored"
+    """``moved``, ``incoherent``, ``held``, ``refused`` or ``unscored``."""
+    injected_doc_id: str = ""
+    injected_rank: int | None = None
+    """Best rank of the injected document among the retrieved chunks (None: not there)."""
+    judge: str | None = None
+    change: str | None = None
+    old: str | None = None
+    new: str | None = None
+    asserts_original: bool | None = None
+    asserts_contradicting: bool | None = None
+    flagged_conflict: bool | None = None
+    reason: str | None = None
+    """Why the trial is unscored."""
 
 
-def passage_with_context(doc_text: str, sentence: tuple[int, int], mutated: str) -> tuple[str, int]:
-    """The injected passage for a single-fact kind and the offset of the mutated sentence in
-    it: the mutated sentence, preceded by the sentence before it when it opens with a
-    pronoun."""
-    first = words(mutated[:40])
-    if first and first[0] in _PRONOUNS:
-        previous = [(s, e) for s, e in sentence_spans(doc_text) if e <= sentence[0]]
-        if previous:
-            s, e = previous[-1]
-            prefix = doc_text[s:e] + " "
-            return prefix + mutated, len(prefix)
-    return mutated, 0
+class ContradictionEvidence(ProbeEvidence):
+    question_id: str | None = None
+    gold_doc_id: str | None = None
+    judge: str | None = None
+    """The contradiction judge (``offline``, ``nli``)."""
+    kinds: dict[str, KindTrial] = {}
+    failed_kinds: list[str] = []
+    """The kinds whose answer moved or went incoherent."""
+
+
+class KindRates(SummaryModel):
+    failure_rate: Estimate
+    moved: Estimate
+    incoherent: Estimate
+    injected_retrieved: Estimate
+    outcomes: dict[str, int]
+
+
+class ContradictionSummary(ProbeSummary):
+    by_kind: dict[str, KindRates]
+    moved_rate: Estimate
+    incoherent_rate: Estimate
+    injected_retrieved_rate: Estimate
+    mean_injected_rank: Estimate
+    judges: dict[str, int]
+    """Trials decided, per judge."""
 
 
 @probe("corpus_contradiction")
-class CorpusContradiction(Probe):
+class CorpusContradiction(Probe[ContradictionEvidence]):
     """Injects documents that contradict the gold evidence and judges whether the answer
     moves to the contradicting claim or becomes incoherent.
 
@@ -148,6 +144,8 @@ class CorpusContradiction(Probe):
     )
     requires: ClassVar[frozenset[Capability]] = frozenset({Capability.OVERLAY})
     overlap_weight: ClassVar[float] = 0.40
+    evidence_model = ContradictionEvidence
+    summary_model = ContradictionSummary
 
     def __init__(
         self, kinds: Sequence[str] = KINDS, judge: Mapping[str, Any] | str | None = None
@@ -312,59 +310,70 @@ class CorpusContradiction(Probe):
     ) -> ProbeVerdict:
         clean = records.get(CLEAN)
         if clean is None:
-            return ProbeVerdict(None, {"unscored": "the clean case is missing"})
+            return ProbeVerdict(None, ContradictionEvidence(unscored="the clean case is missing"))
         meta = clean.case.meta
-        base = {
-            "question_id": meta.get("question_id", group),
-            "gold_doc_id": meta.get("gold_doc_id"),
-        }
+        evidence = ContradictionEvidence(
+            question_id=meta.get("question_id", group), gold_doc_id=meta.get("gold_doc_id")
+        )
         if "unscored" in meta:
-            return ProbeVerdict(None, {**base, "unscored": meta["unscored"]})
+            evidence.unscored = meta["unscored"]
+            return ProbeVerdict(None, evidence)
         if clean.output is None:
             error = clean.error.type if clean.error else "no output"
-            return ProbeVerdict(None, {**base, "unscored": f"the clean call failed ({error})"})
+            evidence.unscored = f"the clean call failed ({error})"
+            return ProbeVerdict(None, evidence)
         judge = self._judge_for(ctx)
-        kinds: dict[str, dict[str, Any]] = {}
-        for role, record in records.items():
-            if role == CLEAN:
-                continue
-            kinds[role] = self._judge_kind(judge, clean.output, record)
-        judged = {k: v for k, v in kinds.items() if v["outcome"] != "unscored"}
-        failed_kinds = [k for k, v in kinds.items() if v["outcome"] in FAILING]
-        evidence: dict[str, Any] = {
-            **base,
-            "judge": getattr(judge, "name", type(judge).__name__),
-            "kinds": kinds,
-            "failed_kinds": failed_kinds,
+        kinds = {
+            role: self._judge_kind(judge, clean.output, record)
+            for role, record in records.items()
+            if role != CLEAN
         }
+        judged = {k: v for k, v in kinds.items() if v.outcome != "unscored"}
+        evidence.judge = getattr(judge, "name", type(judge).__name__)
+        evidence.kinds = kinds
+        evidence.failed_kinds = [k for k, v in kinds.items() if v.outcome in FAILING]
         if not kinds:
-            return ProbeVerdict(None, {**evidence, "unscored": "no injected case was run"})
+            evidence.unscored = "no injected case was run"
+            return ProbeVerdict(None, evidence)
         if not judged:
-            return ProbeVerdict(None, {**evidence, "unscored": "every kind is unscored"})
-        return ProbeVerdict(bool(failed_kinds), evidence)
+            evidence.unscored = "every kind is unscored"
+            return ProbeVerdict(None, evidence)
+        return ProbeVerdict(bool(evidence.failed_kinds), evidence)
+
+    def failing_roles(
+        self, evidence: ContradictionEvidence, roles: Sequence[str]
+    ) -> tuple[str, ...]:
+        """The kinds whose answer moved or went incoherent."""
+        return tuple(evidence.failed_kinds)
+
+    def case_fix_hints(self, case: Case) -> frozenset[str]:
+        """``near_duplicate`` for a near-duplicate contradiction."""
+        if case.meta.get("kind") == "near_duplicate":
+            return frozenset({"near_duplicate"})
+        return frozenset()
 
     def _judge_kind(
         self, judge: ContradictionJudge, clean: PipelineOutput, record: CaseRecord
-    ) -> dict[str, Any]:
+    ) -> KindTrial:
         meta = record.case.meta
         injected = str(meta.get("injected_doc_id", ""))
-        out: dict[str, Any] = {
-            "outcome": "unscored",
-            "injected_doc_id": injected,
-            "injected_rank": None,
-            "judge": None,
-            "change": meta.get("change"),
-            "old": meta.get("old"),
-            "new": meta.get("new"),
-        }
+        out = KindTrial(
+            outcome="unscored",
+            injected_doc_id=injected,
+            injected_rank=None,
+            judge=None,
+            change=meta.get("change"),
+            old=meta.get("old"),
+            new=meta.get("new"),
+        )
         if record.output is None:
             error = record.error.type if record.error else "no output"
-            out["reason"] = f"the injected call failed ({error})"
+            out.reason = f"the injected call failed ({error})"
             return out
         ranks = [r.rank for r in record.output.retrieved if r.doc_id == injected]
-        out["injected_rank"] = min(ranks) if ranks else None
+        out.injected_rank = min(ranks) if ranks else None
         if record.output.refused:
-            out["outcome"] = "refused"
+            out.outcome = "refused"
             return out
         change = str(meta.get("change"))
         spans = meta.get("claim_spans") or {}
@@ -378,82 +387,64 @@ class CorpusContradiction(Probe):
             value=str(meta.get("new", "")),
             span=_span(spans.get("contradicting")),
         )
-        name = getattr(judge, "name", type(judge).__name__)
-        out["judge"] = name
+        out.judge = getattr(judge, "name", type(judge).__name__)
         if not clean.refused:
             before = judge.judge(clean.answer, original, contradicting, change)
             if before.outcome == "unscored":
-                out["reason"] = before.detail.get("reason", "the judge could not read the claims")
+                out.reason = before.detail.get("reason", "the judge could not read the claims")
                 return out
             if before.asserts_contradicting:
-                out["reason"] = "the clean answer already asserts the contradicting claim"
+                out.reason = "the clean answer already asserts the contradicting claim"
                 return out
         decision = judge.judge(record.output.answer, original, contradicting, change)
-        out.update(
-            {
-                "outcome": decision.outcome,
-                "asserts_original": decision.asserts_original,
-                "asserts_contradicting": decision.asserts_contradicting,
-                "flagged_conflict": decision.flagged_conflict,
-            }
-        )
+        out.outcome = decision.outcome
+        out.asserts_original = decision.asserts_original
+        out.asserts_contradicting = decision.asserts_contradicting
+        out.flagged_conflict = decision.flagged_conflict
         if decision.outcome == "unscored":
-            out["reason"] = decision.detail.get("reason", "the judge could not read the claims")
+            out.reason = decision.detail.get("reason", "the judge could not read the claims")
         return out
 
     # -- summary ------------------------------------------------------------------------
-    def summarize(self, verdicts: Sequence[ProbeVerdict]) -> dict[str, Any]:
+    def summarize(self, verdicts: Sequence[ProbeVerdict]) -> ContradictionSummary:
         """The base failure rate, plus per kind: the failure rate (moved or incoherent among
         judged trials), the moved and incoherent rates, how often the injected document was
         retrieved at all, and outcome counts; overall: the moved / incoherent / retrieved
         rates over all judged trials, the mean best rank of a retrieved injected document
         (bootstrap, seed 0) and which judges decided."""
-        summary = super().summarize(verdicts)
-        trials: dict[str, list[dict[str, Any]]] = {}
+        trials: dict[str, list[KindTrial]] = {}
         for v in verdicts:
-            for kind, t in (v.evidence.get("kinds") or {}).items():
+            for kind, t in self.evidence_of(v).kinds.items():
                 trials.setdefault(kind, []).append(t)
-        by_kind: dict[str, Any] = {}
-        all_judged: list[dict[str, Any]] = []
+        by_kind: dict[str, KindRates] = {}
+        all_judged: list[KindTrial] = []
         for kind in [k for k in KINDS if k in trials] + sorted(set(trials) - set(KINDS)):
             ts = trials[kind]
-            judged = [t for t in ts if t["outcome"] != "unscored"]
+            judged = [t for t in ts if t.outcome != "unscored"]
             all_judged.extend(judged)
             n_kind = len(judged)
-            by_kind[kind] = {
-                "failure_rate": wilson(
-                    sum(t["outcome"] in FAILING for t in judged), n_kind
-                ).model_dump(),
-                "moved": wilson(sum(t["outcome"] == "moved" for t in judged), n_kind).model_dump(),
-                "incoherent": wilson(
-                    sum(t["outcome"] == "incoherent" for t in judged), n_kind
-                ).model_dump(),
-                "injected_retrieved": wilson(
-                    sum(t["injected_rank"] is not None for t in judged), n_kind
-                ).model_dump(),
-                "outcomes": {o: sum(t["outcome"] == o for t in ts) for o in OUTCOMES},
-            }
+            by_kind[kind] = KindRates(
+                failure_rate=wilson(sum(t.outcome in FAILING for t in judged), n_kind),
+                moved=wilson(sum(t.outcome == "moved" for t in judged), n_kind),
+                incoherent=wilson(sum(t.outcome == "incoherent" for t in judged), n_kind),
+                injected_retrieved=wilson(sum(t.injected_rank is not None for t in judged), n_kind),
+                outcomes={o: sum(t.outcome == o for t in ts) for o in OUTCOMES},
+            )
         n = len(all_judged)
-        ranks = [float(t["injected_rank"]) for t in all_judged if t["injected_rank"] is not None]
+        ranks = [float(t.injected_rank) for t in all_judged if t.injected_rank is not None]
         judges: dict[str, int] = {}
         for t in all_judged:
-            if t.get("judge"):
-                judges[t["judge"]] = judges.get(t["judge"], 0) + 1
-        summary.update(
-            {
-                "by_kind": by_kind,
-                "moved_rate": wilson(
-                    sum(t["outcome"] == "moved" for t in all_judged), n
-                ).model_dump(),
-                "incoherent_rate": wilson(
-                    sum(t["outcome"] == "incoherent" for t in all_judged), n
-                ).model_dump(),
-                "injected_retrieved_rate": wilson(len(ranks), n).model_dump(),
-                "mean_injected_rank": bootstrap_mean(ranks, seed=0).model_dump(),
-                "judges": dict(sorted(judges.items())),
-            }
+            if t.judge:
+                judges[t.judge] = judges.get(t.judge, 0) + 1
+        return ContradictionSummary(
+            **self.summary_fields(verdicts),
+            by_kind=by_kind,
+            moved_rate=wilson(sum(t.outcome == "moved" for t in all_judged), n),
+            incoherent_rate=wilson(sum(t.outcome == "incoherent" for t in all_judged), n),
+            injected_retrieved_rate=wilson(len(ranks), n),
+            mean_injected_rank=bootstrap_mean(ranks, seed=0),
+            judges=dict(sorted(judges.items())),
         )
-        return summary
 
 
 def _span(value: Any) -> tuple[int, int] | None:

@@ -21,7 +21,7 @@ from probeguard.core.pipeline import Pipeline
 from probeguard.core.records import CaseRecord, ProbeGroup
 from probeguard.metrics.answer import standard_eval_failed
 from probeguard.metrics.config import StandardEvalConfig
-from probeguard.metrics.fcs import DEFAULT_OVERLAP_WEIGHTS, failure_coverage_score
+from probeguard.metrics.fcs import failure_coverage_score
 from probeguard.probes import JudgeContext, Probe, ProbeContext, group_records, make_probe
 from probeguard.probes.base import ProbeVerdict
 from probeguard.probes.config import ProbesConfig
@@ -159,12 +159,8 @@ def judge_probes(
     memberships: dict[int, GroupMembership] = {}
     probe_summaries: dict[str, dict[str, Any]] = {}
     rates: dict[str, float] = {}
-    # A probe's own default weight, unless the table or the config says otherwise.
-    weights = {
-        **{p.name: p.overlap_weight for p in plan.probes},
-        **DEFAULT_OVERLAP_WEIGHTS,
-        **overlap_weights,
-    }
+    # A probe's own weight, unless the config says otherwise.
+    weights = {**{p.name: p.overlap_weight for p in plan.probes}, **overlap_weights}
     for p in plan.probes:
         verdicts = []
         for group, by_role, verdict in judge_groups(p, records, jctx):
@@ -175,14 +171,14 @@ def judge_probes(
                     group=group,
                     failed=verdict.failed,
                     case_ids=[r.case.id for r in by_role.values()],
-                    evidence=verdict.evidence,
+                    evidence=verdict.evidence.model_dump(),
                 )
             )
             for record in by_role.values():
                 memberships[position[id(record)]] = GroupMembership(
                     group=group, group_failed=verdict.failed
                 )
-        summary = p.summarize(verdicts)
+        summary = p.summarize(verdicts).model_dump()
         summary.update(
             goal=p.goal, overlap_weight=weights.get(p.name, p.overlap_weight), settings=p.config()
         )

@@ -30,18 +30,53 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from probeguard.core.cases import Case
+from probeguard.core.estimate import Estimate
 from probeguard.core.records import CaseRecord
 from probeguard.nlp.paraphrase import KINDS, paraphrase
 from probeguard.probes.base import JudgeContext, Probe, ProbeContext, ProbeVerdict, gold_rank, probe
+from probeguard.probes.models import EvidenceModel, ProbeEvidence, ProbeSummary
 from probeguard.stats import bootstrap_mean, wilson
 
-__all__ = ["RetrievalGap"]
+__all__ = ["GapEvidence", "GapSummary", "RetrievalGap", "VariantRank"]
 
 ORIGINAL = "original"
 
 
+class VariantRank(EvidenceModel):
+    """The gold evidence's rank under one paraphrase."""
+
+    role: str
+    kind: str
+    text: str
+    rank: int
+    """Its rank among the retrieved documents; ``top_k + 1`` when it left the top-k."""
+    left_top_k: bool
+    delta: int
+    """``rank`` minus the original question's rank."""
+
+
+class GapEvidence(ProbeEvidence):
+    question_id: str | None = None
+    top_k: int | None = None
+    threshold: float = 1.0
+    """``rank_delta_threshold``."""
+    original_rank: int | None = None
+    variants: list[VariantRank] = []
+    mean_delta: float | None = None
+    lost_by: list[str] = []
+    """Paraphrase kinds under which the gold evidence left the top-k."""
+    reasons: list[str] = []
+
+
+class GapSummary(ProbeSummary):
+    mean_rank_delta: Estimate
+    """Bootstrap mean over judged groups of their mean rank delta."""
+    kind_gap_rates: dict[str, Estimate]
+    kind_mean_rank_delta: dict[str, Estimate]
+
+
 @probe("retrieval_gap")
-class RetrievalGap(Probe):
+class RetrievalGap(Probe[GapEvidence]):
     """Paraphrase each question and measure the gold evidence's rank shift (module docstring).
     Settings: ``rank_delta_threshold`` (mean rank delta above which a group has a gap),
     ``kinds`` (paraphrase kinds to use) and ``bootstrap_seed`` (for the mean's interval)."""
@@ -52,6 +87,9 @@ class RetrievalGap(Probe):
         "question word, synonyms, jargon)."
     )
     overlap_weight = 0.15
+    evidence_model = GapEvidence
+    summary_model = GapSummary
+    fix_hints = frozenset({"paraphrase"})
 
     def __init__(
         self,
@@ -119,102 +157,94 @@ class RetrievalGap(Probe):
         self, group: str, records: Mapping[str, CaseRecord], ctx: JudgeContext
     ) -> ProbeVerdict:
         top_k = ctx.probe.top_k
-        evidence: dict[str, Any] = {
-            "question_id": group,
-            "top_k": top_k,
-            "threshold": self.rank_delta_threshold,
-        }
+        evidence = GapEvidence(question_id=group, top_k=top_k, threshold=self.rank_delta_threshold)
         original = records.get(ORIGINAL)
         if original is None:
-            return ProbeVerdict(
-                None, {**evidence, "unscored": "no record for the original question"}
-            )
+            evidence.unscored = "no record for the original question"
+            return ProbeVerdict(None, evidence)
         for role, record in records.items():
             if record.output is None:
                 err = record.error
                 why = f"{err.type}: {err.message}" if err else "no output"
-                return ProbeVerdict(
-                    None, {**evidence, "unscored": f"the '{role}' call failed ({why})"}
-                )
+                evidence.unscored = f"the '{role}' call failed ({why})"
+                return ProbeVerdict(None, evidence)
         variants = [(role, r) for role, r in records.items() if role != ORIGINAL]
         if not variants:
-            return ProbeVerdict(
-                None, {**evidence, "unscored": "no paraphrase kind could change the question"}
-            )
+            evidence.unscored = "no paraphrase kind could change the question"
+            return ProbeVerdict(None, evidence)
         if not original.output.retrieved:  # type: ignore[union-attr]
             # (A variant with nothing retrieved is a real miss: the pipeline reports contexts.)
-            return ProbeVerdict(
-                None,
-                {
-                    **evidence,
-                    "unscored": (
-                        "the pipeline reported no retrieved contexts for the original question"
-                    ),
-                },
+            evidence.unscored = (
+                "the pipeline reported no retrieved contexts for the original question"
             )
+            return ProbeVerdict(None, evidence)
         gold = original.case.expected.evidence_doc_ids
         base = gold_rank(original, gold)
-        evidence["original_rank"] = base
+        evidence.original_rank = base
         if base is None or base > top_k:
-            return ProbeVerdict(
-                None,
-                {
-                    **evidence,
-                    "unscored": (
-                        "gold evidence not retrieved for the original question: a plain retrieval "
-                        "failure, not a paraphrase gap"
-                    ),
-                },
+            evidence.unscored = (
+                "gold evidence not retrieved for the original question: a plain retrieval "
+                "failure, not a paraphrase gap"
             )
-        rows: list[dict[str, Any]] = []
+            return ProbeVerdict(None, evidence)
+        rows: list[VariantRank] = []
         for role, record in variants:
             rank = gold_rank(record, gold)
             left = rank is None or rank > top_k
             effective = top_k + 1 if left else rank
             assert effective is not None
             rows.append(
-                {
-                    "role": role,
-                    "kind": record.case.meta.get("kind", role),
-                    "text": record.case.question,
-                    "rank": effective,
-                    "left_top_k": left,
-                    "delta": effective - base,
-                }
+                VariantRank(
+                    role=role,
+                    kind=record.case.meta.get("kind", role),
+                    text=record.case.question,
+                    rank=effective,
+                    left_top_k=left,
+                    delta=effective - base,
+                )
             )
-        mean_delta = sum(r["delta"] for r in rows) / len(rows)
-        lost = [r["kind"] for r in rows if r["left_top_k"]]
+        mean_delta = sum(r.delta for r in rows) / len(rows)
+        lost = [r.kind for r in rows if r.left_top_k]
         reasons: list[str] = []
         if mean_delta > self.rank_delta_threshold:
             reasons.append(f"mean rank delta {mean_delta:.2f} > {self.rank_delta_threshold:g}")
         for r in rows:
-            if r["left_top_k"]:
+            if r.left_top_k:
                 reasons.append(
-                    f"gold evidence left the top-{top_k} under the {r['kind']} "
-                    f"paraphrase {r['text']!r}"
+                    f"gold evidence left the top-{top_k} under the {r.kind} paraphrase {r.text!r}"
                 )
-        evidence.update(
-            {"variants": rows, "mean_delta": mean_delta, "lost_by": lost, "reasons": reasons}
-        )
+        evidence.variants = rows
+        evidence.mean_delta = mean_delta
+        evidence.lost_by = lost
+        evidence.reasons = reasons
         return ProbeVerdict(bool(reasons), evidence)
 
-    def summarize(self, verdicts: Sequence[ProbeVerdict]) -> dict[str, Any]:
-        """Base keys plus ``mean_rank_delta`` (bootstrap Estimate over judged groups),
+    def failing_roles(self, evidence: GapEvidence, roles: Sequence[str]) -> tuple[str, ...]:
+        """The paraphrases that left the top-k or moved more than the threshold (all that
+        moved, if none did)."""
+        moved = [r.role for r in evidence.variants if r.left_top_k or r.delta > evidence.threshold]
+        return tuple(moved or [r.role for r in evidence.variants if r.delta > 0])
+
+    def summarize(self, verdicts: Sequence[ProbeVerdict]) -> GapSummary:
+        """Base fields plus ``mean_rank_delta`` (bootstrap Estimate over judged groups),
         ``kind_gap_rates`` and ``kind_mean_rank_delta`` (per paraphrase kind)."""
-        out = super().summarize(verdicts)
-        judged = [v for v in verdicts if v.failed is not None and "variants" in v.evidence]
-        out["mean_rank_delta"] = bootstrap_mean(
-            [float(v.evidence["mean_delta"]) for v in judged], seed=self.bootstrap_seed
-        ).model_dump()
-        rates: dict[str, Any] = {}
-        deltas: dict[str, Any] = {}
+        judged = [
+            e
+            for v, e in zip(verdicts, map(self.evidence_of, verdicts))
+            if v.failed is not None and "variants" in e.model_fields_set
+        ]
+        rates: dict[str, Estimate] = {}
+        deltas: dict[str, Estimate] = {}
         for kind in self.kinds:
-            rows = [r for v in judged for r in v.evidence["variants"] if r["kind"] == kind]
-            gaps = sum(1 for r in rows if r["left_top_k"] or r["delta"] > self.rank_delta_threshold)
-            rates[kind] = wilson(gaps, len(rows)).model_dump()
-            deltas[kind] = bootstrap_mean(
-                [float(r["delta"]) for r in rows], seed=self.bootstrap_seed
-            ).model_dump()
-        out["kind_gap_rates"] = rates
-        out["kind_mean_rank_delta"] = deltas
-        return out
+            rows = [r for e in judged for r in e.variants if r.kind == kind]
+            gaps = sum(1 for r in rows if r.left_top_k or r.delta > self.rank_delta_threshold)
+            rates[kind] = wilson(gaps, len(rows))
+            deltas[kind] = bootstrap_mean([float(r.delta) for r in rows], seed=self.bootstrap_seed)
+        return GapSummary(
+            **self.summary_fields(verdicts),
+            mean_rank_delta=bootstrap_mean(
+                [float(e.mean_delta or 0.0) for e in judged], seed=self.bootstrap_seed
+            ),
+            kind_gap_rates=rates,
+            kind_mean_rank_delta=deltas,
+        )
