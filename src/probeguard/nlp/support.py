@@ -112,14 +112,16 @@ def support_scores(
         t: math.log(1.0 + (n_sentences - max(d, 1) + 0.5) / (max(d, 1) + 0.5))
         for t, d in df.items()
     }
-    total = sum(idf.values())
+    # math.fsum is exactly rounded, so the sums do not depend on set iteration order (which
+    # changes between processes with string hashing): the same inputs give the same scores.
+    total = math.fsum(idf.values())
     wants_number = bool(_QUANTITY_QUESTION.search(question))
     out = []
     for ci, sentences in enumerate(per_context):
         for si, (sentence, own, inherited, has_number) in enumerate(sentences):
             score = (
-                sum(idf[t] for t in terms & own)
-                + _ANAPHORA_WEIGHT * sum(idf[t] for t in terms & inherited)
+                math.fsum(idf[t] for t in terms & own)
+                + _ANAPHORA_WEIGHT * math.fsum(idf[t] for t in terms & inherited)
             ) / total
             if wants_number and has_number:
                 score += number_bonus
