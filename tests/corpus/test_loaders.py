@@ -9,7 +9,8 @@ import pytest
 
 from probeguard.core.documents import Document, corpus_fingerprint
 from probeguard.core.errors import InputError
-from probeguard.corpus.loaders import documents_to_jsonl, load_corpus, markdown_title
+from probeguard.corpus.jsonl_writer import documents_to_jsonl
+from probeguard.corpus.loaders import load_corpus, markdown_title
 
 
 def write(path: Path, text: str | bytes) -> Path:

@@ -8,17 +8,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from probeguard.nlp.mentions import date_mentions, number_mentions
-from probeguard.probes.mutations import (
-    NameVocab,
-    corpus_names,
-    find_names,
-    mutate,
-    mutate_date,
-    mutate_entity,
-    mutate_negation,
-    mutate_number,
-    near_duplicate,
-)
+from probeguard.probes.entity_names import NameVocab, corpus_names, find_names
+from probeguard.probes.mutation_date import mutate_date
+from probeguard.probes.mutation_entity import mutate_entity
+from probeguard.probes.mutation_negation import mutate_negation
+from probeguard.probes.mutation_number import mutate_number
+from probeguard.probes.mutations import mutate, near_duplicate
 
 
 def rng(seed: int = 0) -> np.random.Generator:

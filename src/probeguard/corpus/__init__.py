@@ -10,7 +10,8 @@ from probeguard.corpus.chunkers import (
     make_chunker,
 )
 from probeguard.corpus.chunking_base import Chunker
-from probeguard.corpus.loaders import documents_to_jsonl, load_corpus
+from probeguard.corpus.jsonl_writer import documents_to_jsonl
+from probeguard.corpus.loaders import load_corpus
 from probeguard.corpus.questions import load_questions
 from probeguard.corpus.tokenizer import (
     RegexWordTokenizer,

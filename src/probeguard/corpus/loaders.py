@@ -28,311 +28,32 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import re
-from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 from probeguard.core.documents import Document
 from probeguard.core.errors import InputError
-from probeguard.core.hashing import canonical_json
-from probeguard.core.io import atomic_write_text
+from probeguard.corpus.file_reading import iter_json_records, read_utf8
+from probeguard.corpus.record_validation import (
+    DocumentFields,
+    DuplicateIdCheck,
+    document_from_record,
+    where,
+)
+
+__all__ = ["FORMATS", "detect_format", "load_corpus", "markdown_title"]
 
 FORMATS = ("jsonl", "json", "csv", "dir")
 _SUFFIXES = {".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "json", ".csv": "csv"}
 _TEXT_SUFFIXES = (".txt", ".md", ".markdown")
 
 
-# --------------------------------------------------------------------------- shared readers
-
-
-def read_utf8(path: Path) -> str:
-    """The file's text (UTF-8, a leading BOM dropped, newlines as read); undecodable bytes
-    raise ``InputError`` with the line they are on."""
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise InputError(f"cannot read file: {exc.strerror or exc}", file=str(path)) from exc
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
-        raise InputError(
-            f"not valid UTF-8 (byte 0x{data[exc.start]:02x} at offset "
-            f"{exc.start}); save the file as UTF-8",
-            file=str(path),
-            line=line,
-        ) from exc
-    return text.replace("\r\n", "\n").replace("\r", "\n")
-
-
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not valid JSON")
-
-
-def _loads(text: str) -> Any:
-    return json.loads(text, parse_constant=_reject_constant)
-
-
-def _line_of(text: str, pos: int) -> int:
-    return text.count("\n", 0, pos) + 1
-
-
-def _json_error(exc: Exception, path: Path, line: int | None, base_line: int = 1) -> InputError:
-    if isinstance(exc, json.JSONDecodeError):
-        return InputError(
-            f"malformed JSON: {exc.msg} (column {exc.colno})",
-            file=str(path),
-            line=base_line + exc.lineno - 1 if line is None else line,
-        )
-    return InputError(f"malformed JSON: {exc}", file=str(path), line=line)
-
-
-def iter_json_records(
-    path: Path, fmt: str, *, container_key: str
-) -> Iterator[tuple[int, str, Any]]:
-    """Yield ``(line, label, value)`` for each record of a JSONL or JSON file. ``label`` is
-    how a message names the record: ``""`` for JSONL (the line says it all), ``"item [i]: "``
-    (or ``"item documents[i]: "``) for a JSON file. A JSON file may be a list or ``{container_key: [...]}``; the line of
-    each list item is found by decoding the items one by one."""
-    text = read_utf8(path)
-    if fmt == "jsonl":
-        for number, raw in enumerate(text.split("\n"), start=1):
-            if not raw.strip():
-                continue
-            try:
-                value = _loads(raw)
-            except ValueError as exc:
-                raise _json_error(exc, path, number) from exc
-            yield number, "", value
-        return
-    try:
-        top = _loads(text)
-    except ValueError as exc:
-        raise _json_error(exc, path, None) from exc
-    if isinstance(top, dict) and isinstance(top.get(container_key), list):
-        items = top[container_key]
-        array_at = _find_key_array(text, container_key)
-        prefix = container_key
-    elif isinstance(top, list):
-        items = top
-        array_at = text.index("[")
-        prefix = ""
-    else:
-        raise InputError(
-            f'expected a JSON list of objects or {{"{container_key}": [...]}}, '
-            f"got {type(top).__name__}",
-            file=str(path),
-            line=1,
-        )
-    lines = _item_lines(text, array_at, len(items))
-    for i, value in enumerate(items):
-        yield lines[i], f"item {prefix}[{i}]: ", value
-
-
-_WS = re.compile(r"[ \t\n\r]*")
-
-
-def _skip_ws(text: str, pos: int) -> int:
-    """Offset of the first non-whitespace character at or after ``pos``."""
-    match = _WS.match(text, pos)  # `[ \t\n\r]*` matches anywhere, if only the empty string
-    return match.end() if match else pos
-
-
-def _find_key_array(text: str, key: str) -> int:
-    """Offset of the ``[`` that opens ``key``'s value in a top-level JSON object."""
-    dec = json.JSONDecoder()
-    found = -1
-    pos = _skip_ws(text, text.index("{") + 1)
-    while pos < len(text) and text[pos] != "}":
-        name, pos = dec.raw_decode(text, pos)
-        pos = _skip_ws(text, pos) + 1  # past ':'
-        pos = _skip_ws(text, pos)
-        if name == key and text[pos] == "[":
-            found = pos  # the last duplicate key wins, as in json.loads
-        _, pos = dec.raw_decode(text, pos)
-        pos = _skip_ws(text, pos)
-        if pos < len(text) and text[pos] == ",":
-            pos = _skip_ws(text, pos + 1)
-    return found
-
-
-def _item_lines(text: str, array_at: int, count: int) -> list[int]:
-    """1-based line where each of the ``count`` items of the array at ``array_at`` starts."""
-    dec = json.JSONDecoder()
-    lines: list[int] = []
-    pos = _skip_ws(text, array_at + 1)
-    line, last = 1 + text.count("\n", 0, pos), pos
-    for _ in range(count):
-        line += text.count("\n", last, pos)
-        last = pos
-        lines.append(line)
-        _, pos = dec.raw_decode(text, pos)
-        pos = _skip_ws(text, pos)
-        if pos < len(text) and text[pos] == ",":
-            pos = _skip_ws(text, pos + 1)
-    return lines
-
-
-def where(label: str, line: int | None) -> str:
-    """How a duplicate message names a record's place: ``line 3`` or ``line 3 (item [1])``."""
-    place = f"line {line}" if line is not None else "unknown line"
-    return f"{place} ({label.rstrip(': ')})" if label else place
-
-
-def type_name(value: Any) -> str:
-    """JSON-ish type name for messages."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, (int, float)):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "list"
-    if isinstance(value, dict):
-        return "object"
-    return type(value).__name__
-
-
-def record_id(value: Any, *, path: Path, line: int | None, label: str, field: str) -> str:
-    """A record id: a non-empty string, or an integer (converted with ``str``)."""
-    if isinstance(value, int) and not isinstance(value, bool):
-        return str(value)
-    if not isinstance(value, str):
-        raise InputError(
-            f"{label}must be a string, got {type_name(value)}",
-            file=str(path),
-            line=line,
-            field=field,
-        )
-    if not value.strip():
-        raise InputError(f"{label}is empty", file=str(path), line=line, field=field)
-    return value
-
-
-# --------------------------------------------------------------------------- records
-
-
-class _Fields:
-    def __init__(self, text: str, id: str, title: str) -> None:
-        if len({text, id, title, "metadata"}) != 4:
-            raise ValueError("text_field, id_field, title_field and 'metadata' must differ")
-        self.text, self.id, self.title = text, id, title
-
-
-def _document(
-    obj: Any,
-    *,
-    path: Path,
-    line: int | None,
-    label: str,
-    fields: _Fields,
-    source: str,
-    extra_as_strings: bool = False,
-) -> Document:
-    file = str(path)
-    if not isinstance(obj, dict):
-        raise InputError(
-            f"{label}expected a JSON object, got {type_name(obj)}", file=file, line=line
-        )
-    if fields.text not in obj or obj[fields.text] is None:
-        raise InputError(f"{label}missing document text", file=file, line=line, field=fields.text)
-    text = obj[fields.text]
-    if not isinstance(text, str):
-        raise InputError(
-            f"{label}must be a string, got {type_name(text)}",
-            file=file,
-            line=line,
-            field=fields.text,
-        )
-    if not text.strip():
-        raise InputError(f"{label}is empty", file=file, line=line, field=fields.text)
-    doc_id: str | None = None
-    if obj.get(fields.id) not in (None, ""):
-        doc_id = record_id(obj[fields.id], path=path, line=line, label=label, field=fields.id)
-    title = obj.get(fields.title)
-    if title is None:
-        title = ""
-    elif not isinstance(title, str):
-        raise InputError(
-            f"{label}must be a string, got {type_name(title)}",
-            file=file,
-            line=line,
-            field=fields.title,
-        )
-    metadata = obj.get("metadata")
-    if metadata is None:
-        metadata = {}
-    elif not isinstance(metadata, dict):
-        raise InputError(
-            f"{label}must be an object, got {type_name(metadata)}",
-            file=file,
-            line=line,
-            field="metadata",
-        )
-    else:
-        metadata = dict(metadata)
-    for key, value in obj.items():
-        if key in (fields.text, fields.id, fields.title, "metadata"):
-            continue
-        if key in metadata:
-            raise InputError(
-                f"{label}'{key}' is both a top-level field and a metadata key",
-                file=file,
-                line=line,
-                field=key,
-            )
-        metadata[key] = value
-    _check_json_values(metadata, path=path, line=line, label=label)
-    return Document.create(text, id=doc_id, title=title, metadata=metadata, source=source)
-
-
-def _check_json_values(
-    metadata: dict[str, Any], *, path: Path, line: int | None, label: str
-) -> None:
-    try:
-        canonical_json(metadata)
-    except (TypeError, ValueError) as exc:
-        raise InputError(
-            f"{label}not JSON-serialisable: {exc}", file=str(path), line=line, field="metadata"
-        ) from exc
-
-
-class _Seen:
-    """Duplicate-id check that names both places."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self.where: dict[str, str] = {}
-
-    def add(self, doc_id: str, *, explicit: bool, line: int | None, here: str, field: str) -> None:
-        if doc_id in self.where:
-            what = (
-                f"duplicate id '{doc_id}'"
-                if explicit
-                else f"duplicate document (same title and text, content id '{doc_id}')"
-            )
-            raise InputError(
-                f"{what}: first at {self.where[doc_id]}, again at {here}",
-                file=str(self.path),
-                line=line,
-                field=field,
-            )
-        self.where[doc_id] = here
-
-
-# --------------------------------------------------------------------------- formats
-
-
-def _load_json_like(path: Path, fmt: str, fields: _Fields) -> list[Document]:
+def _load_json_like(path: Path, fmt: str, fields: DocumentFields) -> list[Document]:
     docs: list[Document] = []
-    seen = _Seen(path)
+    seen = DuplicateIdCheck(path)
     for line, label, obj in iter_json_records(path, fmt, container_key="documents"):
-        doc = _document(
+        doc = document_from_record(
             obj, path=path, line=line, label=label, fields=fields, source=f"{path}:{line}"
         )
         explicit = isinstance(obj, dict) and obj.get(fields.id) not in (None, "")
@@ -341,7 +62,7 @@ def _load_json_like(path: Path, fmt: str, fields: _Fields) -> list[Document]:
     return docs
 
 
-def _load_csv(path: Path, fields: _Fields) -> list[Document]:
+def _load_csv(path: Path, fields: DocumentFields) -> list[Document]:
     text = read_utf8(path)
     reader = csv.reader(io.StringIO(text, newline=""))
     file = str(path)
@@ -368,7 +89,7 @@ def _load_csv(path: Path, fields: _Fields) -> list[Document]:
             field=dupes[0],
         )
     docs: list[Document] = []
-    seen = _Seen(path)
+    seen = DuplicateIdCheck(path)
     line = reader.line_num + 1
     while True:
         try:
@@ -393,7 +114,7 @@ def _load_csv(path: Path, fields: _Fields) -> list[Document]:
         if fields.title in record:
             obj[fields.title] = record.pop(fields.title)
         obj["metadata"] = record
-        doc = _document(
+        doc = document_from_record(
             obj, path=path, line=start, label="", fields=fields, source=f"{path}:{start}"
         )
         seen.add(
@@ -492,7 +213,7 @@ def load_corpus(
         raise InputError(
             f"format '{fmt}' needs a {'folder' if fmt == 'dir' else 'file'}", file=str(path)
         )
-    fields = _Fields(text_field, id_field, title_field)
+    fields = DocumentFields(text_field, id_field, title_field)
     if fmt == "dir":
         docs = _load_dir(path)
     elif fmt == "csv":
@@ -502,38 +223,3 @@ def load_corpus(
     if not docs:
         raise InputError("the corpus has no documents", file=str(path))
     return docs
-
-
-# --------------------------------------------------------------------------- writing
-
-
-def document_record(doc: Document) -> dict[str, Any]:
-    """The JSONL record of a document (``source`` is not written: it is not content)."""
-    return {"id": doc.id, "title": doc.title, "text": doc.text, "metadata": doc.metadata}
-
-
-def write_jsonl_atomic(records: Iterable[dict[str, Any]], path: str | Path) -> Path:
-    """Write records as JSONL (sorted keys, UTF-8, ``\\n`` line ends) to a temporary file in
-    the target folder, then ``os.replace`` it into place: readers never see a partial file.
-    Same records → same bytes."""
-    lines = [
-        json.dumps(record, ensure_ascii=False, sort_keys=True, allow_nan=False) + "\n"
-        for record in records
-    ]
-    return atomic_write_text(path, "".join(lines))
-
-
-def documents_to_jsonl(docs: Iterable[Document], path: str | Path) -> Path:
-    """Write documents as JSONL that ``load_corpus`` reads back to equal documents
-    (same ids, titles, texts and metadata); written atomically."""
-    return write_jsonl_atomic((document_record(d) for d in docs), path)
-
-
-__all__ = [
-    "FORMATS",
-    "detect_format",
-    "documents_to_jsonl",
-    "load_corpus",
-    "markdown_title",
-    "write_jsonl_atomic",
-]

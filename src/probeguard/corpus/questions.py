@@ -30,7 +30,8 @@ from typing import Any, get_args
 from probeguard.core.cases import Case, Expected
 from probeguard.core.errors import InputError
 from probeguard.core.hashing import sha256_hex
-from probeguard.corpus.loaders import iter_json_records, record_id, type_name, where
+from probeguard.corpus.file_reading import iter_json_records
+from probeguard.corpus.record_validation import record_id, type_name, where
 
 MODES: tuple[str, ...] = get_args(Expected.model_fields["mode"].annotation)
 _LISTS = ("answers", "evidence_doc_ids", "tags", "contains", "excludes")

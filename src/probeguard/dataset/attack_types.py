@@ -40,8 +40,8 @@ from typing import Any
 
 from probeguard.core.cases import Case
 from probeguard.core.errors import InputError
-from probeguard.corpus.loaders import type_name
 from probeguard.corpus.questions import load_questions
+from probeguard.corpus.record_validation import type_name
 
 __all__ = ["ATTACK_TYPES", "TYPE_MODES", "attack_type", "load_attack_cases", "validate_attack_case"]
 

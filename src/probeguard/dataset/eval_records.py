@@ -37,7 +37,8 @@ from pathlib import Path
 from typing import Any
 
 from probeguard.core.errors import InputError, MissingExtraError
-from probeguard.corpus.loaders import iter_json_records, read_utf8, record_id, type_name
+from probeguard.corpus.file_reading import iter_json_records, read_utf8
+from probeguard.corpus.record_validation import record_id, type_name
 
 __all__ = ["FIELDS", "FORMATS", "EvalRecord", "load_eval_records"]
 

@@ -70,8 +70,10 @@ from probeguard.probes.base import (
     names_setting,
     probe,
 )
+from probeguard.probes.entity_names import NameVocab
 from probeguard.probes.models import ProbeEvidence, ProbeSummary, SummaryModel
-from probeguard.probes.mutations import Mutation, NameVocab, mutate
+from probeguard.probes.mutation_base import Mutation
+from probeguard.probes.mutations import mutate
 from probeguard.stats import wilson
 
 __all__ = [

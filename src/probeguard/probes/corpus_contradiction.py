@@ -51,15 +51,9 @@ from probeguard.core.records import CaseRecord
 from probeguard.detectors.contradiction import Claim, ContradictionJudge, make_contradiction_judge
 from probeguard.probes.answer_sentence import Evidence, locate_evidence, passage_with_context
 from probeguard.probes.base import JudgeContext, Probe, ProbeContext, ProbeVerdict, probe
+from probeguard.probes.entity_names import NameInfo, NameVocab, corpus_names
 from probeguard.probes.models import EvidenceModel, ProbeEvidence, ProbeSummary, SummaryModel
-from probeguard.probes.mutations import (
-    KINDS,
-    NameInfo,
-    NameVocab,
-    corpus_names,
-    mutate,
-    near_duplicate,
-)
+from probeguard.probes.mutations import KINDS, mutate, near_duplicate
 from probeguard.stats import bootstrap_mean, wilson
 
 __all__ = [

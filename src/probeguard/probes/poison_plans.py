@@ -16,7 +16,9 @@ from probeguard.probes import poison_texts as texts
 from probeguard.probes.answer_sentence import Evidence, locate_evidence, passage_with_context
 from probeguard.probes.base import ProbeContext
 from probeguard.probes.hijack_texts import relevant_sentences, topic_of
-from probeguard.probes.mutations import Mutation, mutate_date, mutate_number
+from probeguard.probes.mutation_base import Mutation
+from probeguard.probes.mutation_date import mutate_date
+from probeguard.probes.mutation_number import mutate_number
 from probeguard.probes.poison_signals import Signal, SignalCorpus
 
 __all__ = ["PROBE_KEY", "WEAKENING_PHRASE", "Fact", "Plan", "plan_style", "plant_fact"]

@@ -49,7 +49,7 @@ obfuscated            the direct instruction with zero-width characters and     
 ====================  ===========================================================  ==========
 
 The answer is changed (false_fact, near_duplicate, buried_in_news) by, in this order: a new
-number in the answer span (``mutations.mutate_number``, avoiding every number of the
+number in the answer span (``mutation_number.mutate_number``, avoiding every number of the
 corpus), a new date (``mutate_date``), or — for an answer starting with a capitalised word —
 that word replaced by a made-up name (signal ``claim``). Each style draws up to
 ``_ATTEMPTS`` times; a signal must be absent from the whole clean corpus (titles included),
