@@ -1,7 +1,5 @@
 """Corpus: documents, chunks, chunkers, loaders and fingerprints."""
 
-from typing import Any
-
 from probeguard.core.documents import Chunk, Document, corpus_fingerprint
 from probeguard.corpus.chunkers import (
     DocumentChunker,
@@ -39,11 +37,3 @@ __all__ = [
     "load_wordpiece_tokenizer",
     "make_chunker",
 ]
-
-
-def __getattr__(name: str) -> Any:
-    # questions.py imports dataset.models → pipeline.base → corpus.models; importing it
-    # lazily keeps `import probeguard.core.pipeline` free of a cycle.
-    if name == "load_questions":
-        return load_questions
-    raise AttributeError(f"module 'probeguard.corpus' has no attribute {name!r}")

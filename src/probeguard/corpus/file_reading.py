@@ -16,7 +16,7 @@ __all__ = ["iter_json_records", "read_utf8"]
 
 
 def read_utf8(path: Path) -> str:
-    """The file's text (UTF-8, a leading BOM dropped, newlines as read); undecodable bytes
+    """The file's text (UTF-8, a leading BOM dropped, "\\r\\n" and "\\r" read as "\\n"); undecodable bytes
     raise ``InputError`` with the line they are on."""
     try:
         data = path.read_bytes()
