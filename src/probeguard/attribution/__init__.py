@@ -23,24 +23,27 @@ The full table, with row numbers recorded in each verdict, is in ``decide``. Eve
 keeps its re-runs (case id, call key, answer, retrieved documents) and the re-judged numbers,
 and carries a structured fix (``recommend``): a dotted ``config_patch`` for the reference
 pipeline and a sentence for other pipelines. ``run.json`` holds them in ``attribution`` and
-the totals in ``summary.attribution``.
+the totals in ``summary.attribution`` (``AttributionSummary``).
 """
 
 from probeguard.attribution.config import AttributionConfig
 from probeguard.attribution.decide import CAUSES, Decision, Observed, decide
 from probeguard.attribution.engine import AttributionResult, attribute, failing_roles, find_failures
 from probeguard.attribution.recommend import Recommendation, recommend, top_fixes
+from probeguard.attribution.summary import AttributionSummary, TopFix
 from probeguard.attribution.swaps import SWAPS, SwapPlan, conflicting_docs, plan_swap
 
 __all__ = [
     "AttributionConfig",
     "AttributionResult",
+    "AttributionSummary",
     "CAUSES",
     "Decision",
     "Observed",
     "Recommendation",
     "SWAPS",
     "SwapPlan",
+    "TopFix",
     "attribute",
     "conflicting_docs",
     "decide",

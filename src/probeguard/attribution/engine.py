@@ -31,6 +31,7 @@ from typing import Any
 from probeguard.attribution.config import AttributionConfig
 from probeguard.attribution.decide import CAUSES, Observed, decide
 from probeguard.attribution.recommend import CaseFacts, recommend, top_fixes, trusted_source_globs
+from probeguard.attribution.summary import AttributionSummary, TopFix
 from probeguard.attribution.swaps import SwapPlan, plan_swap
 from probeguard.core.cases import Case
 from probeguard.core.documents import Document
@@ -128,7 +129,7 @@ def observe(record: CaseRecord) -> Observed:
 @dataclass
 class AttributionResult:
     entries: list[Attribution]
-    summary: dict[str, Any]
+    summary: AttributionSummary
 
 
 def _swap_case(case: Case, plan: SwapPlan) -> Case:
@@ -367,8 +368,8 @@ def summarize_attribution(
     config: AttributionConfig,
     reruns: int = 0,
     calls: int = 0,
-) -> dict[str, Any]:
-    """``summary["attribution"]``: counts per cause (overall and per probe), the swaps that
+) -> AttributionSummary:
+    """``summary.attribution``: counts per cause (overall and per probe), the swaps that
     could not run, and the top fixes."""
     counts = {c: sum(1 for e in entries if e.cause == c) for c in CAUSES}
     per_probe: dict[str, dict[str, int]] = {}
@@ -381,17 +382,19 @@ def summarize_attribution(
             if s.outcome in ("not_applicable", "unsupported", "error"):
                 row = not_run.setdefault(s.swap, {})
                 row[s.outcome] = row.get(s.outcome, 0) + 1
-    return {
-        "enabled": config.enabled,
-        "failures": failures,
-        "attributed": len(entries),
-        "skipped": max(0, failures - len(entries)),
-        "max_cases": config.max_cases,
-        "swaps": list(config.swaps),
-        "reruns": reruns,
-        "calls": calls,
-        "causes": counts,
-        "per_probe": per_probe,
-        "swaps_not_run": not_run,
-        "top_fixes": top_fixes([e.recommendation for e in entries]),
-    }
+    return AttributionSummary(
+        enabled=config.enabled,
+        failures=failures,
+        attributed=len(entries),
+        skipped=max(0, failures - len(entries)),
+        max_cases=config.max_cases,
+        swaps=list(config.swaps),
+        reruns=reruns,
+        calls=calls,
+        causes=counts,
+        per_probe=per_probe,
+        swaps_not_run=not_run,
+        top_fixes=[
+            TopFix.model_validate(f) for f in top_fixes([e.recommendation for e in entries])
+        ],
+    )

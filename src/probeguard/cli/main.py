@@ -23,9 +23,9 @@ from probeguard.engine.registry import parts
 from probeguard.engine.scan import scan as run_scan
 from probeguard.engine.sweep import sweep_backends
 from probeguard.metrics.thresholds import parse_threshold
+from probeguard.probes.models import SkippedProbe
 from probeguard.reports.fix_markdown import short_estimate
 from probeguard.results import ARTIFACTS, json_schema
-from probeguard.stats import Estimate
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -83,25 +83,23 @@ def scan(
     probes = result.run.summary.probes or {}
     for name, summary in probes.items():
         shown = (
-            "skipped: " + summary["skipped"]
-            if "skipped" in summary
-            else Estimate.model_validate(summary["failure_rate"]).format(3)
-            if summary["failure_rate"]["value"] is not None
-            else "n/a"
+            "skipped: " + summary.skipped
+            if isinstance(summary, SkippedProbe)
+            else summary.failure_rate.format(3)
         )
         click.echo(f"  probe {name:<22} {shown}")
     fcs = result.run.summary.fcs
     if fcs:
-        value = fcs["value"]
+        value = fcs.value
         click.echo(
-            f"  FCS {'n/a' if value is None or value != value else f'{value:.3f}'}; "
-            f"adversarial failure rate {fcs['adversarial_failure_rate']:.3f}"
+            f"  FCS {'n/a' if math.isnan(value) else f'{value:.3f}'}; "
+            f"adversarial failure rate {fcs.adversarial_failure_rate:.3f}"
         )
     attribution = result.run.summary.attribution
-    if attribution and attribution.get("failures"):
-        causes = ", ".join(f"{cause} {n}" for cause, n in attribution["causes"].items() if n)
+    if attribution and attribution.failures:
+        causes = ", ".join(f"{cause} {n}" for cause, n in attribution.causes.items() if n)
         click.echo(
-            f"  causes of {attribution['attributed']} attributed failures: {causes}; "
+            f"  causes of {attribution.attributed} attributed failures: {causes}; "
             f"verify the fixes with: probeguard fix {result.out_dir}"
         )
     click.echo(f"report: {result.report_path}")

@@ -6,14 +6,18 @@ model that inherits ``ArtifactHeader``: its ``kind``, its format ``version``, th
 version that wrote it, the fingerprints of the pipeline and of the corpus it describes, and
 the seed. The header fields sit at the top level of the JSON, first.
 
-NaN is written as ``null`` (JSON has none); ``JsonEstimate`` reads such an estimate back as
+NaN is written as ``null`` (JSON has none); ``JsonEstimate`` and ``JsonFloat`` read it back as
 NaN, so a rate that was undefined stays undefined after a round trip.
+
+The pieces of a saved summary are models read like the dicts they replace (``ByKeyModel``):
+``summary["fcs"]["value"]`` is ``summary.fcs.value``, for code that reads them as JSON.
 """
 
 from __future__ import annotations
 
 import json
 import math
+from collections.abc import ItemsView, Iterator, KeysView, ValuesView
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -22,7 +26,14 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict
 from probeguard.core.estimate import Estimate
 from probeguard.core.io import atomic_write_text
 
-__all__ = ["ArtifactHeader", "JsonEstimate", "artifact_json", "write_artifact"]
+__all__ = [
+    "ArtifactHeader",
+    "ByKeyModel",
+    "JsonEstimate",
+    "JsonFloat",
+    "artifact_json",
+    "write_artifact",
+]
 
 
 class ArtifactHeader(BaseModel):
@@ -65,6 +76,43 @@ def _null_to_nan(value: Any) -> Any:
 
 JsonEstimate = Annotated[Estimate, BeforeValidator(_null_to_nan)]
 """An ``Estimate`` field that reads the ``null`` a NaN estimate is written as back as NaN."""
+
+
+def _none_to_nan(value: Any) -> Any:
+    return math.nan if value is None else value
+
+
+JsonFloat = Annotated[float, BeforeValidator(_none_to_nan)]
+"""A float field that reads the ``null`` a NaN is written as back as NaN."""
+
+
+class ByKeyModel(BaseModel):
+    """A model read like the dict it replaces: ``model[key]``, ``key in model``, ``get``,
+    keys, items and iteration over its dump (``dict(model)`` is that dump)."""
+
+    def __getitem__(self, key: str) -> Any:
+        return self.model_dump()[key]
+
+    def __contains__(self, key: object) -> bool:
+        return key in self.model_dump()
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self.model_dump().get(key, default)
+
+    def keys(self) -> KeysView[str]:
+        return self.model_dump().keys()
+
+    def items(self) -> ItemsView[str, Any]:
+        return self.model_dump().items()
+
+    def values(self) -> ValuesView[Any]:
+        return self.model_dump().values()
+
+    def __iter__(self) -> Iterator[str]:  # type: ignore[override]  # keys, as a dict's
+        return iter(self.model_dump())
+
+    def __len__(self) -> int:
+        return len(self.model_dump())
 
 
 def artifact_json(model: BaseModel) -> dict[str, Any]:

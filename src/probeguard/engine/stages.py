@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from probeguard._version import __version__
-from probeguard.attribution import attribute
+from probeguard.attribution import AttributionSummary, attribute
 from probeguard.config.models import ScanConfig
 from probeguard.core.artifacts import artifact_json
 from probeguard.core.cases import Case
@@ -368,7 +368,7 @@ class Attributed:
     """The attribute stage: each attributed failure, and the totals (None when off)."""
 
     entries: tuple[Attribution, ...] = ()
-    summary: dict[str, Any] | None = None
+    summary: AttributionSummary | None = None
 
 
 def attribute_failures(

@@ -14,6 +14,8 @@ Each probe declares its weight (``Probe.overlap_weight``) and a config can overr
 independent failure sources. FCS is NaN when the union rate is 0 (no adversarial failure
 found: nothing to cover), and it is never forced to 0 or 1. The union rate is also reported
 as the overall adversarial failure rate.
+
+``FCSSummary`` is the score as a run keeps it (``run.json``'s ``summary.fcs``).
 """
 
 from __future__ import annotations
@@ -21,6 +23,12 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
+
+from pydantic import ConfigDict
+
+from probeguard.core.artifacts import ByKeyModel, JsonFloat
+
+__all__ = ["FCSResult", "FCSSummary", "failure_coverage_score"]
 
 
 @dataclass(frozen=True)
@@ -60,6 +68,26 @@ class FCSResult:
             f"{self.unique_rates[worst]:.1%} unseen by standard evaluation), and gate "
             "releases on these probes, not on the standard score alone."
         )
+
+
+class FCSSummary(ByKeyModel):
+    """The Failure Coverage Score of a scan and its reading (``run.json``'s
+    ``summary.fcs``, built by ``probes.evaluate.judge_probes``)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=True)
+
+    value: JsonFloat
+    """FCS; NaN (written ``null``) when no adversarial failure was found."""
+    adversarial_failure_rate: float
+    """The union rate: the chance a case fails under some probe (``adversarial_union_rate``)."""
+    adversarial_unique_rate: float
+    """The part of it standard evaluation would miss."""
+    overlap_weights: dict[str, float]
+    """The weight FCS gave each probe with a defined failure rate, by probe name."""
+    interpretation: str
+    """``FCSResult.interpretation``."""
+    recommendation: str
+    """``FCSResult.recommendation``: which probe to act on first."""
 
 
 def failure_coverage_score(

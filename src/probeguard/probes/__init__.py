@@ -34,7 +34,14 @@ from probeguard.probes.base import (
     group_records,
     probe,
 )
-from probeguard.probes.models import EvidenceModel, ProbeEvidence, ProbeSummary, SummaryModel
+from probeguard.probes.models import (
+    EvidenceModel,
+    ProbeEvidence,
+    ProbeRunSummary,
+    ProbeSummary,
+    SkippedProbe,
+    SummaryModel,
+)
 
 BUILTIN_MODULES = (
     "probeguard.probes.chunk_fracture",
@@ -116,8 +123,10 @@ __all__ = [
     "ProbeContext",
     "ProbeEvidence",
     "ProbeLoadError",
+    "ProbeRunSummary",
     "ProbeSummary",
     "ProbeVerdict",
+    "SkippedProbe",
     "SummaryModel",
     "group_records",
     "load_probes",

@@ -9,7 +9,6 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
@@ -21,10 +20,11 @@ from probeguard.core.pipeline import Pipeline
 from probeguard.core.records import CaseRecord, ProbeGroup
 from probeguard.metrics.answer import standard_eval_failed
 from probeguard.metrics.config import StandardEvalConfig
-from probeguard.metrics.fcs import failure_coverage_score
+from probeguard.metrics.fcs import FCSSummary, failure_coverage_score
 from probeguard.probes import JudgeContext, Probe, ProbeContext, group_records, make_probe
 from probeguard.probes.base import ProbeVerdict
 from probeguard.probes.config import ProbesConfig
+from probeguard.probes.models import ProbeRunSummary, SkippedProbe
 from probeguard.stats import proportion
 
 DEFAULT_TOP_K = 5
@@ -97,10 +97,10 @@ class ProbeJudgment:
     """One verdict per probe group, probe by probe."""
     memberships: Mapping[int, GroupMembership]
     """Position of a probe case in the judged records → its group membership."""
-    probes: dict[str, dict[str, Any]]
-    """``summary.probes``: each probe's summary (its JSON), or ``{"skipped": why}``."""
+    probes: dict[str, ProbeRunSummary | SkippedProbe]
+    """``summary.probes``: each probe's summary, or why it was skipped."""
     standard_eval: StandardEvalSummary
-    fcs: dict[str, Any]
+    fcs: FCSSummary
     """``summary.fcs``: the Failure Coverage Score and its reading."""
 
 
@@ -157,7 +157,7 @@ def judge_probes(
     position = {id(r): i for i, r in enumerate(records)}
     groups: list[ProbeGroup] = []
     memberships: dict[int, GroupMembership] = {}
-    probe_summaries: dict[str, dict[str, Any]] = {}
+    probe_summaries: dict[str, ProbeRunSummary | SkippedProbe] = {}
     rates: dict[str, float] = {}
     # A probe's own weight, unless the config says otherwise.
     weights = {**{p.name: p.overlap_weight for p in plan.probes}, **overlap_weights}
@@ -178,30 +178,32 @@ def judge_probes(
                 memberships[position[id(record)]] = GroupMembership(
                     group=group, group_failed=verdict.failed
                 )
-        summary = p.summarize(verdicts).model_dump()
-        summary.update(
-            goal=p.goal, overlap_weight=weights.get(p.name, p.overlap_weight), settings=p.config()
+        summary = ProbeRunSummary.of(
+            p.summarize(verdicts),
+            goal=p.goal,
+            overlap_weight=weights.get(p.name, p.overlap_weight),
+            settings=p.config(),
         )
         probe_summaries[p.name] = summary
-        rate = summary["failure_rate"]["value"]
-        if rate is not None and not math.isnan(rate):
+        rate = summary.failure_rate.value
+        if not math.isnan(rate):
             rates[p.name] = rate
     for name, reason in plan.skipped.items():
-        probe_summaries[name] = {"skipped": reason}
+        probe_summaries[name] = SkippedProbe(skipped=reason)
     fcs = failure_coverage_score(rates, weights)
     return ProbeJudgment(
         groups=groups,
         memberships=memberships,
         probes=probe_summaries,
         standard_eval=standard_eval_summary(records, standard),
-        fcs={
-            "value": fcs.fcs,
-            "adversarial_failure_rate": fcs.adversarial_union_rate,
-            "adversarial_unique_rate": fcs.adversarial_unique_rate,
-            "overlap_weights": {p: weights.get(p, 0.0) for p in sorted(rates)},
-            "interpretation": fcs.interpretation(),
-            "recommendation": fcs.recommendation(rates),
-        },
+        fcs=FCSSummary(
+            value=fcs.fcs,
+            adversarial_failure_rate=fcs.adversarial_union_rate,
+            adversarial_unique_rate=fcs.adversarial_unique_rate,
+            overlap_weights={p: weights.get(p, 0.0) for p in sorted(rates)},
+            interpretation=fcs.interpretation(),
+            recommendation=fcs.recommendation(rates),
+        ),
     )
 
 

@@ -13,6 +13,7 @@ from typing import Any
 
 from probeguard.core.records import CaseRecord
 from probeguard.metrics.golden import GoldenStandardSummary, GoldenVerdict
+from probeguard.probes.models import SkippedProbe
 from probeguard.reports.escape import format_estimate, md_inline
 from probeguard.reports.eval_markdown import metrics_table, unsupported_claim_lines
 from probeguard.results.run import RunLog
@@ -53,24 +54,28 @@ def _probe_sections(run: RunLog) -> list[str]:
     probes = run.summary.probes
     if not probes:
         return []
-    fcs = run.summary.fcs or {}
+    fcs = run.summary.fcs
+    fcs_value, union_rate, interpretation, recommendation = (
+        (fcs.value, fcs.adversarial_failure_rate, fcs.interpretation, fcs.recommendation)
+        if fcs is not None
+        else (math.nan, math.nan, "", "")
+    )
     standard = run.summary.standard_eval
     measure, threshold, rate = (
         (standard.measure, standard.threshold, standard.failure_rate)
         if standard is not None
         else (None, None, None)
     )
-    fcs_value = fcs.get("value")
     lines = [
         "",
         "## Failure coverage",
         "",
-        f"- **FCS: {'n/a' if fcs_value is None or math.isnan(fcs_value) else f'{fcs_value:.3f}'}** — "
-        f"{md_inline(fcs.get('interpretation', ''), None)}",
-        f"- Overall adversarial failure rate: {fcs.get('adversarial_failure_rate', float('nan')):.3f}",
+        f"- **FCS: {'n/a' if math.isnan(fcs_value) else f'{fcs_value:.3f}'}** — "
+        f"{md_inline(interpretation, None)}",
+        f"- Overall adversarial failure rate: {union_rate:.3f}",
         f"- Standard-evaluation failure rate ({md_inline(str(measure))} < "
         f"{threshold}): {format_estimate(rate)}",
-        f"- Recommendation: {md_inline(fcs.get('recommendation', ''), None)}",
+        f"- Recommendation: {md_inline(recommendation, None)}",
         "",
         "## Probes",
         "",
@@ -78,30 +83,15 @@ def _probe_sections(run: RunLog) -> list[str]:
         "|---|---|---|---|---|",
     ]
     for name, s in probes.items():
-        if "skipped" in s:
-            lines.append(
-                f"| {md_inline(name)} | skipped | – | – | {md_inline(s['skipped'], None)} |"
-            )
+        if isinstance(s, SkippedProbe):
+            lines.append(f"| {md_inline(name)} | skipped | – | – | {md_inline(s.skipped, None)} |")
             continue
         lines.append(
-            f"| {md_inline(name)} | {format_estimate(s['failure_rate'])} | {s['unscored']} | "
-            f"{s['overlap_weight']:.2f} | {md_inline(s.get('goal', ''), 120)} |"
+            f"| {md_inline(name)} | {format_estimate(s.failure_rate)} | {s.unscored} | "
+            f"{s.overlap_weight:.2f} | {md_inline(s.goal, 120)} |"
         )
     for name, s in probes.items():
-        extra = {
-            k: v
-            for k, v in s.items()
-            if k
-            not in {
-                "failure_rate",
-                "groups",
-                "unscored",
-                "goal",
-                "overlap_weight",
-                "settings",
-                "skipped",
-            }
-        }
+        extra = {} if isinstance(s, SkippedProbe) else s.own
         failed = [g for g in run.groups if g.probe == name and g.failed]
         if not extra and not failed:
             continue
@@ -242,23 +232,22 @@ def _standard_section(
 def _causes_section(run: RunLog) -> list[str]:
     """Attribution: counts per cause, the top fixes, and one compact row per failure."""
     summary = run.summary.attribution
-    if not summary:
+    if summary is None:
         return []
-    causes = summary.get("causes", {})
     lines = [
         "",
         "## Causes",
         "",
-        f"{summary.get('attributed', 0)} of {summary.get('failures', 0)} failures attributed "
-        f"by counterfactual re-runs ({summary.get('skipped', 0)} over the cap of "
-        f"{summary.get('max_cases')}). Cause = the component whose single swap repairs "
+        f"{summary.attributed} of {summary.failures} failures attributed "
+        f"by counterfactual re-runs ({summary.skipped} over the cap of "
+        f"{summary.max_cases}). Cause = the component whose single swap repairs "
         "the failure (decision table in `probeguard.attribution.decide`).",
         "",
         "| cause | failures |",
         "|---|---|",
     ]
-    lines += [f"| {md_inline(c)} | {n} |" for c, n in causes.items()]
-    fixes = summary.get("top_fixes", [])
+    lines += [f"| {md_inline(c)} | {n} |" for c, n in summary.causes.items()]
+    fixes = summary.top_fixes
     if fixes:
         lines += [
             "",
@@ -268,11 +257,11 @@ def _causes_section(run: RunLog) -> list[str]:
             "|---|---|---|---|---|",
         ]
         for f in fixes:
-            patch = "; ".join(f"{k} = {v}" for k, v in f.get("config_patch", {}).items())
+            patch = "; ".join(f"{k} = {v}" for k, v in f.config_patch.items())
             lines.append(
-                f"| {f.get('cases')} | {md_inline(f.get('cause', ''))} | "
-                f"{md_inline(f.get('title', ''), 80)} | {md_inline(patch, 160)} | "
-                f"{md_inline(f.get('other_pipelines', ''), 160)} |"
+                f"| {f.cases} | {md_inline(f.cause)} | "
+                f"{md_inline(f.title, 80)} | {md_inline(patch, 160)} | "
+                f"{md_inline(f.other_pipelines, 160)} |"
             )
     if run.attribution:
         lines += [

@@ -2,9 +2,10 @@
 every run log version this ProbeGuard knows (``load_run_log``).
 
 The records, probe groups and attribution entries it holds are defined where they are
-produced (``core.records``); the summary's golden rates in ``metrics.golden``, the
-standard-evaluation baseline in ``probes.evaluate``. Probe summaries, the Failure Coverage
-Score and the attribution totals are kept as the JSON they serialise to.
+produced (``core.records``); so are the summary's sections: the golden rates in
+``metrics.golden``, the probe summaries in ``probes.models``, the standard-evaluation
+baseline in ``probes.evaluate``, the Failure Coverage Score in ``metrics.fcs`` and the
+attribution totals in ``attribution.summary``.
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import (
-    BaseModel,
     ConfigDict,
     Field,
     SerializationInfo,
@@ -22,7 +22,8 @@ from pydantic import (
     model_serializer,
 )
 
-from probeguard.core.artifacts import ArtifactHeader
+from probeguard.attribution.summary import AttributionSummary
+from probeguard.core.artifacts import ArtifactHeader, ByKeyModel
 from probeguard.core.errors import InputError
 from probeguard.core.records import (
     RUN_LOG_VERSION,
@@ -31,8 +32,10 @@ from probeguard.core.records import (
     ProbeGroup,
     RunStats,
 )
+from probeguard.metrics.fcs import FCSSummary
 from probeguard.metrics.golden import GoldenSummary, GoldenVerdict
 from probeguard.probes.evaluate import GroupMembership, StandardEvalSummary
+from probeguard.probes.models import ProbeSummaryEntry
 
 __all__ = ["READABLE_VERSIONS", "RUN_LOG_VERSION", "RunLog", "RunSummary", "load_run_log"]
 
@@ -40,48 +43,30 @@ READABLE_VERSIONS = (1,)
 """Run log versions ``load_run_log`` reads (README, "Run log versions")."""
 
 
-class RunSummary(BaseModel):
+class RunSummary(ByKeyModel):
     """``run.json``'s ``summary``: one entry per suite, each left out when the scan did not
-    produce it (no golden questions, attribution off)."""
+    produce it (no golden questions, attribution off). Also read by section name, as in
+    ``run.json`` (``summary["fcs"]["value"]``: the section's dump; an absent one raises
+    ``KeyError``)."""
 
     model_config = ConfigDict(extra="forbid", allow_inf_nan=True)
 
     golden: GoldenSummary | None = None
     """Rates over the golden questions (and their standard metrics)."""
-    probes: dict[str, dict[str, Any]] | None = None
-    """Probe name → its summary (``failure_rate``, ``groups``, ``unscored``, probe-specific
-    rates, ``goal``, ``overlap_weight``, ``settings``), or ``{"skipped": why}``."""
+    probes: dict[str, ProbeSummaryEntry] | None = None
+    """Probe name → its summary (``failure_rate``, ``groups``, ``unscored``, the probe's own
+    rates, ``goal``, ``overlap_weight``, ``settings``), or why it was skipped."""
     standard_eval: StandardEvalSummary | None = None
     """The standard-evaluation baseline FCS compares the probes against."""
-    fcs: dict[str, Any] | None = None
-    """The Failure Coverage Score: ``value``, ``adversarial_failure_rate``,
-    ``adversarial_unique_rate``, ``overlap_weights``, ``interpretation``, ``recommendation``."""
-    attribution: dict[str, Any] | None = None
+    fcs: FCSSummary | None = None
+    """The Failure Coverage Score and its reading."""
+    attribution: AttributionSummary | None = None
     """Attribution totals: counts per cause (overall and per probe), swaps, top fixes."""
 
     @model_serializer(mode="wrap")
     def _leave_out_absent(self, handler: Any, info: SerializationInfo) -> dict[str, Any]:
         data: dict[str, Any] = handler(self)
         return {k: v for k, v in data.items() if v is not None}
-
-    # Read access by section name, as in ``run.json`` (for code that reads the summary as
-    # JSON): ``summary["golden"]`` is ``summary.golden``'s dump; absent sections raise.
-    def __getitem__(self, key: str) -> Any:
-        value = getattr(self, key) if key in type(self).model_fields else None
-        if value is None:
-            raise KeyError(key)
-        return value.model_dump() if isinstance(value, BaseModel) else value
-
-    def __contains__(self, key: object) -> bool:
-        return (
-            isinstance(key, str)
-            and key in type(self).model_fields
-            and getattr(self, key) is not None
-        )
-
-    def get(self, key: str, default: Any = None) -> Any:
-        """``self[key]``, or ``default`` when the section is absent."""
-        return self[key] if key in self else default
 
 
 class RunLog(ArtifactHeader):

@@ -153,16 +153,19 @@ def run_hotpotqa(
         callback = (lambda done, total, _n=name: progress(_n, done, total)) if progress else None
         result = scan(config, out_dir / name, inputs=(docs, cases), progress=callback)
         summary = result.run.summary
-        fcs = summary.fcs or {}
+        fcs = summary.fcs
         metrics: dict[str, Any] = {
-            "fcs": fcs.get("value", math.nan),
-            "adversarial_failure_rate": fcs.get("adversarial_failure_rate", math.nan),
+            "fcs": fcs.value if fcs is not None else math.nan,
+            "adversarial_failure_rate": fcs.adversarial_failure_rate
+            if fcs is not None
+            else math.nan,
             "standard_eval": summary.standard_eval.failure_rate.model_dump()
             if summary.standard_eval is not None
             else None,
         }
         for probe in PROBE_COLUMNS:
-            metrics[probe] = (summary.probes or {}).get(probe, {}).get("failure_rate")
+            entry = (summary.probes or {}).get(probe)
+            metrics[probe] = entry.get("failure_rate") if entry is not None else None
         rows.append(
             BenchRow(
                 generator=name,
