@@ -27,6 +27,7 @@ from probeguard import (
     Case,
     CaseRecord,
     Estimate,
+    Headline,
     JudgeContext,
     Probe,
     ProbeContext,
@@ -105,6 +106,14 @@ class QuestionTypo(Probe[TypoEvidence]):
     # The question as worded misses evidence the same question well spelt finds: the
     # recommender's retriever fix then adds query expansion.
     fix_hints = frozenset({"paraphrase"})
+    # It tests the pipeline's own retrieval and answering on the questions as users type them:
+    # a structural probe, so `probeguard bench hotpotqa` runs it too.
+    family = "structural"
+    # Its rows in `probeguard sweep`'s backend comparison (after the built-in probes' rows).
+    headlines = (
+        Headline("question typo"),
+        Headline("question typo: evidence lost", "evidence_lost_rate"),
+    )
 
     def generate(self, ctx: ProbeContext) -> list[Case]:
         cases = []

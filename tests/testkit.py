@@ -26,7 +26,15 @@ from probeguard.corpus.questions import load_questions
 from probeguard.engine.scan import demo_data_dir
 from probeguard.pipeline.config import ReferencePipelineConfig
 from probeguard.pipeline.reference import ReferencePipeline
-from probeguard.probes import FIX_HINTS, JudgeContext, Probe, ProbeContext, group_records
+from probeguard.probes import (
+    FAMILIES,
+    FIX_HINTS,
+    Headline,
+    JudgeContext,
+    Probe,
+    ProbeContext,
+    group_records,
+)
 from probeguard.runner.executor import Runner, RunnerConfig
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -250,10 +258,24 @@ def abstain(case_id: str, question: str) -> Case:
 
 
 # -- the probe plugin contract -------------------------------------------------------------
+def check_probe_attributes(cls: type[Probe[Any]]) -> None:
+    """What commands beyond ``scan`` read from a probe class: a known family (or none),
+    headlines with a label and a dotted summary key, and the two flags as booleans."""
+    assert cls.family == "" or cls.family in FAMILIES, f"{cls.name}: unknown family {cls.family!r}"
+    assert isinstance(cls.headlines, tuple)
+    for h in cls.headlines:
+        assert isinstance(h, Headline) and h.label.strip() and isinstance(h.order, int)
+        assert h.key and all(h.key.split(".")), f"{cls.name}: bad headline key {h.key!r}"
+    labels = [h.label for h in cls.headlines]
+    assert len(labels) == len(set(labels)), f"{cls.name}: repeated headline labels"
+    assert isinstance(cls.uses_attack_cases, bool) and isinstance(cls.benign_controls, bool)
+
+
 def check_probe_contract(p: Probe[Any], ctx: ProbeContext, groups: int = 4) -> None:
     """The plugin contract on ``ctx``: generate, run the first ``groups`` groups through the
     fast reference pipeline, judge, read the evidence back from its run.json form, name the
-    failing roles and fix hints, summarise."""
+    failing roles and fix hints, summarise into a summary that holds every headline key."""
+    check_probe_attributes(type(p))
     cases = p.generate(ctx)
     first = list(dict.fromkeys(c.meta["group"] for c in cases))[:groups]
     cases = [c for c in cases if c.meta["group"] in first]
@@ -282,6 +304,12 @@ def check_probe_contract(p: Probe[Any], ctx: ProbeContext, groups: int = 4) -> N
     assert list(summary.model_dump())[:3] == ["failure_rate", "groups", "unscored"]
     assert summary.groups == len(verdicts) == len(first)
     assert summary.failure_rate.n == sum(v.failed is not None for v in verdicts)
+    saved = json.loads(summary.model_dump_json())  # as run.json keeps it
+    for h in p.headlines:
+        value: Any = saved
+        for key in h.key.split("."):
+            assert isinstance(value, dict) and key in value, f"{p.name}: no summary {h.key!r}"
+            value = value[key]
 
 
 # -- hand-made records ----------------------------------------------------------------------

@@ -34,6 +34,7 @@ from probeguard.engine.scan import scan
 from probeguard.engine.sweep import sweep_backends
 from probeguard.pipeline.reference import ReferencePipeline
 from probeguard.probes import (
+    Headline,
     JudgeContext,
     Probe,
     ProbeContext,
@@ -54,6 +55,7 @@ __all__ = [
     "Document",
     "Estimate",
     "Expected",
+    "Headline",
     "InputError",
     "JudgeContext",
     "MissingExtraError",

@@ -11,6 +11,7 @@ import pytest
 
 from probeguard.config.models import ScanConfig
 from probeguard.core.errors import InputError
+from probeguard.core.records import ProbeGroup
 from probeguard.engine.fixes import (
     FixCounts,
     apply_patch,
@@ -21,7 +22,38 @@ from probeguard.engine.fixes import (
     parse_patch_option,
     verify_fixes,
 )
+from probeguard.engine.fixes.measure import RunContext, _benign
 from probeguard.results.run import RunLog
+
+
+def test_benign_controls_from_several_probes_are_told_apart_by_probe():
+    """With two benign-control probes in a run, their groups are the controls together, by
+    ``<probe>:<group>`` (groups of different probes may share an id); with one, by group."""
+    groups = [
+        ProbeGroup(probe=p, group=g, failed=f, case_ids=[])
+        for p, g, f in [
+            ("a", "q1", False),
+            ("a", "q2", False),
+            ("b", "q1", False),
+            ("c", "q1", True),
+        ]
+    ]
+    ctx = RunContext(
+        run=RunLog.model_construct(groups=groups),
+        config=ScanConfig(),
+        documents=(),
+        golden=(),
+        attacks=(),
+        probes_run=("a", "b", "c"),
+        benign=("a", "b"),
+    )
+    after = {("a", "q1"): True, ("a", "q2"): False, ("b", "q1"): True, ("c", "q1"): False}
+    both = _benign(ctx, ["c", "a", "b"], {}, {}, after, tolerance=0.1)
+    assert (both.source, both.probes, both.n) == ("a, b", ["a", "b"], 3)
+    assert both.new_false_refusals == ["a:q1", "b:q1"]
+    one = _benign(ctx, ["c", "a"], {}, {}, after, tolerance=0.1)
+    assert (one.source, one.probes, one.n, one.new_false_refusals) == ("a", ["a"], 2, ["q1"])
+
 
 GATE_ALL = {"pipeline.reference.defences.gate": {"hybrid": 0.5}}
 
@@ -51,6 +83,7 @@ def test_sanitising_fix_repairs_the_hijacks_without_new_refusals(verified):
     hijack = fix["probes"]["prompt_hijack"]["failure_rate"]
     assert hijack["after"]["value"] < hijack["before"]["value"]
     assert "benign_control" in fix["probes"] and fix["benign"]["source"] == "benign_control"
+    assert fix["benign"]["probes"] == ["benign_control"]
     assert len(fix["benign"]["new_false_refusals"]) <= fix["benign"]["tolerance"]
     assert fix["rerun_suites"][0] == "golden"
 

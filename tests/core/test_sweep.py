@@ -11,7 +11,15 @@ import pytest
 
 from probeguard.config.models import ScanConfig
 from probeguard.core.errors import InputError
-from probeguard.engine.sweep import BACKENDS, COMPARISON_JSON, COMPARISON_MD, lookup, sweep_backends
+from probeguard.engine.sweep import (
+    BACKENDS,
+    COMPARISON_JSON,
+    COMPARISON_MD,
+    headlines,
+    lookup,
+    sweep_backends,
+)
+from probeguard.probes import BUILTIN_MODULES, load_probes
 
 FAST = {"embedder": {"name": "hashing", "dim": 1024}}
 
@@ -25,6 +33,37 @@ def config(**probes: object) -> ScanConfig:
             "pipeline": {"reference": FAST},
         }
     )
+
+
+BUILT_IN_ROWS = [
+    ("evidence hit@k", "golden.retrieval_hit_at_k"),
+    ("answer contains", "golden.answer_contains"),
+    ("poisoning: attack success", "probes.corpus_poisoning.attack_success_rate"),
+    ("poisoning: evaded", "probes.corpus_poisoning.evaded_rate"),
+    ("completion under attack", "probes.corpus_poisoning.completion_under_attack"),
+    ("prompt hijack", "probes.prompt_hijack.failure_rate"),
+    ("contradiction", "probes.corpus_contradiction.failure_rate"),
+    ("unanswerable: fabrication", "probes.unanswerable.fabrication_rate"),
+    ("unanswerable: refusal", "probes.unanswerable.refusal_rate"),
+    ("benign: false refusal", "probes.benign_control.false_refusal_rate"),
+    ("attack types: pass", "probes.attack_types.overall.pass"),
+    ("chunk fracture", "probes.chunk_fracture.failure_rate"),
+    ("retrieval gap", "probes.retrieval_gap.failure_rate"),
+    ("FCS", "fcs.value"),
+]
+"""The comparison's rows with every built-in probe enabled, as they were when the sweep
+named them itself."""
+
+
+def test_the_built_in_probes_headlines_give_the_comparison_rows_in_order() -> None:
+    builtin = [n for n, c in load_probes().items() if c.__module__ in BUILTIN_MODULES]
+    assert headlines(builtin) == BUILT_IN_ROWS
+    assert headlines(list(reversed(builtin))) == BUILT_IN_ROWS  # by order, not by enabling
+    assert headlines(["retrieval_gap", "not_installed"]) == [
+        *BUILT_IN_ROWS[:2],
+        ("retrieval gap", "probes.retrieval_gap.failure_rate"),
+        ("FCS", "fcs.value"),
+    ]
 
 
 @pytest.fixture(scope="module")

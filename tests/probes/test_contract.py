@@ -26,7 +26,7 @@ from probeguard.probes import (
     make_probe,
 )
 from probeguard.probes.config import ProbesConfig
-from testkit import check_probe_contract
+from testkit import check_probe_attributes, check_probe_contract
 
 PROBES = sorted(load_probes())
 CHUNKER = {"name": "tokens", "size": 128, "overlap": 32}
@@ -55,6 +55,22 @@ def test_the_four_structural_probes_are_registered():
     )
 
 
+def test_the_built_in_probes_declare_what_sweep_bench_and_fix_read():
+    """The built-in probes' families, headlines, attack-case use and benign controls: what
+    ``bench hotpotqa``, ``sweep``, the scan's attack loading and ``fix`` used to name."""
+    builtin = {n: c for n, c in load_probes().items() if c.__module__ in BUILTIN_MODULES}
+    assert [n for n, c in builtin.items() if c.family == "structural"] == [
+        "chunk_fracture",
+        "retrieval_gap",
+        "corpus_contradiction",
+        "prompt_hijack",
+    ]
+    assert {c.family for c in builtin.values()} == {"structural", "security"}
+    assert [n for n, c in builtin.items() if c.uses_attack_cases] == ["attack_types"]
+    assert [n for n, c in builtin.items() if c.benign_controls] == ["benign_control"]
+    assert all(c.headlines for c in builtin.values())
+
+
 def test_the_registry_lists_the_built_in_probes_first_and_enables_every_one_by_default():
     registry = list(load_probes())
     modules = [load_probes()[name].__module__ for name in registry[: len(BUILTIN_MODULES)]]
@@ -72,6 +88,7 @@ def test_metadata(name):
     assert issubclass(cls.summary_model, ProbeSummary)
     assert callable(cls.failing_roles) and callable(cls.case_fix_hints)
     assert cls.fix_hints <= set(FIX_HINTS), f"{name}: unknown fix hints"
+    check_probe_attributes(cls)
     assert make_probe(name).config()["name"] == name
 
 

@@ -15,15 +15,31 @@ from types import ModuleType
 import pytest
 
 from probeguard.config.models import ScanConfig
-from probeguard.engine.scan import scan
+from probeguard.engine.bench.hotpotqa import BenchRow, bench_probes, render_table
+from probeguard.engine.fixes.measure import benign_probes
+from probeguard.engine.scan import load_attacks, scan
+from probeguard.engine.sweep import headlines
 from probeguard.probes import (
     BUILTIN_MODULES,
     PROBES,
     ProbeLoadError,
     load_probes,
     make_probe,
+    probe,
 )
 from probeguard.probes.config import ProbesConfig
+from probeguard.reports.fix_markdown import fix_table
+from probeguard.results.fix import (
+    BeforeAfter,
+    BenignChange,
+    Counts,
+    FixEntry,
+    FixTarget,
+    GoldenChange,
+    ProbeChange,
+    TargetedChange,
+)
+from probeguard.stats import wilson
 from testkit import HASHING, check_probe_contract, demo_corpus, probe_context
 
 EXAMPLE = Path(__file__).parents[2] / "examples" / "custom_probe.py"
@@ -91,6 +107,136 @@ def test_the_example_scans_the_demo_end_to_end(registry, tmp_path):
         assert e.recommendation is not None
         assert e.recommendation["config_patch"]["pipeline.reference.defences.query_expansion"]
     assert "### question\\_typo" in (tmp_path / "report.md").read_text()  # markdown-escaped
+
+
+STRUCTURAL = ("chunk_fracture", "retrieval_gap", "corpus_contradiction", "prompt_hijack")
+
+
+def test_the_example_joins_the_sweep_comparison_and_the_hotpotqa_bench(registry, tmp_path):
+    builtin = [n for n, c in load_probes().items() if c.__module__ in BUILTIN_MODULES]
+    before = headlines(builtin)
+    assert bench_probes() == STRUCTURAL
+    load_example()
+
+    # its headlines follow the built-in probes' rows, before FCS
+    assert headlines([*builtin, NAME]) == [
+        *before[:-1],
+        ("question typo", f"probes.{NAME}.failure_rate"),
+        ("question typo: evidence lost", f"probes.{NAME}.evidence_lost_rate"),
+        before[-1],
+    ]
+    assert headlines(builtin) == before  # not enabled: no row
+
+    # a structural probe: the HotpotQA bench runs it after the built-in four, with a column
+    assert bench_probes() == (*STRUCTURAL, NAME)
+    rate = wilson(1, 4).model_dump()
+    row = BenchRow(
+        generator="extractive",
+        metrics={"fcs": 0.5, "adversarial_failure_rate": 0.25, "standard_eval": rate}
+        | {p: rate for p in bench_probes()},
+        cases=10,
+        calls=8,
+        wall_s=1.0,
+        run_dir=tmp_path,
+        probes=bench_probes(),
+    )
+    head, _, cells = render_table([row], n_docs=8, n_queries=4, seed=0).splitlines()[2:5]
+    columns = [p.replace("_", " ") for p in STRUCTURAL]
+    assert head.split(" | ")[3:9] == [*columns, "question typo", "standard-eval failure"]
+
+    assert head.count("|") == cells.count("|") == 12
+
+
+def _fix_entry(probes: list[str], target: str, controls: list[str]) -> FixEntry:
+    """A measured fix targeting one group of ``target``, with ``controls`` as its benign
+    controls, and every re-run probe's failure rate 1/2 → 0/2."""
+    pair = BeforeAfter(before=wilson(1, 2), after=wilson(0, 2))
+    return FixEntry(
+        id="fix-1",
+        title="a fix",
+        causes=["prompt"],
+        config_patch={"pipeline.reference.defences.sanitise": True},
+        other_pipelines="",
+        why="",
+        targets=[FixTarget(kind="probe", probe=target, group="g1")],
+        verdict="verified",
+        reason="repaired",
+        targeted=TargetedChange(
+            n=1,
+            before=wilson(1, 1),
+            after=wilson(0, 1),
+            repaired=1,
+            still_failing=0,
+            unscored=0,
+            per_probe={},
+            rows=[],
+        ),
+        probes={
+            p: ProbeChange(
+                failure_rate=pair, new_failures=[], repaired=[], failed=Counts(before=1, after=0)
+            )
+            for p in probes
+        },
+        golden=GoldenChange(
+            answer_contains=pair, false_refusal=pair, abstention=pair, pass_rate=pair
+        ),
+        benign=BenignChange(
+            source=", ".join(controls) or "golden",
+            probes=controls,
+            n=2,
+            false_refusal=pair,
+            refused=Counts(before=1, after=0),
+            new_false_refusals=[],
+            resolved=["g2"],
+            tolerance=0,
+        ),
+    )
+
+
+def test_a_third_party_benign_control_probe_is_a_benign_control_for_fix(registry):
+    module = load_example()
+
+    @probe("typo_controls")
+    class TypoControls(module.QuestionTypo):
+        benign_controls = True
+
+    assert benign_probes(["prompt_hijack", "typo_controls", NAME, "benign_control"]) == (
+        "typo_controls",
+        "benign_control",
+    )
+    assert benign_probes(["prompt_hijack", NAME, "not_installed"]) == ()
+
+    def probe_cell(entry: FixEntry) -> str:
+        return fix_table([entry])[2].split(" | ")[3]
+
+    # fix.md's probe failure rate leaves the benign controls aside, unless a fix targets them
+    cell = probe_cell(
+        _fix_entry(["prompt_hijack", "typo_controls"], "prompt_hijack", ["typo_controls"])
+    )
+    assert "hijack" in cell and "typo" not in cell
+    cell = probe_cell(_fix_entry(["typo_controls"], "typo_controls", ["typo_controls"]))
+    assert "typo" in cell
+    cell = probe_cell(_fix_entry(["prompt_hijack", "typo_controls"], "prompt_hijack", []))
+    assert "hijack" in cell and "typo" in cell  # not a benign control of this fix
+
+
+def test_the_attack_cases_are_loaded_for_any_probe_that_reads_them(registry):
+    module = load_example()
+
+    @probe("typo_attacks")
+    class TypoAttacks(module.QuestionTypo):
+        uses_attack_cases = True
+
+    docs, _ = demo_corpus()
+
+    def loaded(*enabled: str) -> list[str]:
+        config = ScanConfig(demo=True, probes={"enabled": list(enabled)})
+        return [c.id for c in load_attacks(config, docs)]
+
+    assert loaded("retrieval_gap", NAME) == []
+    attacks = loaded("attack_types")
+    assert len(attacks) == 47
+    assert loaded("typo_attacks") == loaded(NAME, "typo_attacks", "attack_types") == attacks
 
 
 def write_distribution(root: Path, name: str, entry_points: str) -> None:

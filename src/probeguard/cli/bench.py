@@ -63,7 +63,7 @@ def bench_hotpotqa(
     chunk_overlap: int,
     out_dir: Path,
 ) -> None:
-    """The four probes, FCS and standard evaluation on HotpotQA, per generator."""
+    """The structural probes, FCS and standard evaluation on HotpotQA, per generator."""
     path = data_file or hotpotqa.default_data_file()
     if not path.is_file():
         click.echo(

@@ -1,6 +1,6 @@
 """Attack cases: hand-written questions of a named *attack type*, each with an explicit
-expected behaviour, scored layer by layer (``probeguard.metrics.layers``) by the
-``attack_types`` probe.
+expected behaviour, scored layer by layer (``probeguard.metrics.layers``) by the probes
+that read them (``Probe.uses_attack_cases``; the built-in one is ``attack_types``).
 
 The seven types (``ATTACK_TYPES``) and the mode each must expect (``TYPE_MODES``):
 
@@ -30,7 +30,8 @@ evidence id is in the corpus (when ``corpus_ids`` is given); every type but
 ``answers`` or ``contains`` (else there is nothing to check); a ``false_premise`` case has
 ``excludes``; an ``unanswerable`` case has none of the four lists. Loaded cases carry
 ``meta["attack_type"]``, ``meta["origin"] = "dataset"``, ``meta["file"]`` and
-``meta["line"]``.
+``meta["line"]``; they are inputs, like golden questions (``Case.probe`` as the file gives
+it), and the probe that reads them (``Probe.uses_attack_cases``) makes its own cases from them.
 """
 
 from __future__ import annotations
@@ -45,15 +46,15 @@ from probeguard.corpus.record_validation import type_name
 
 __all__ = ["ATTACK_TYPES", "TYPE_MODES", "attack_type", "load_attack_cases", "validate_attack_case"]
 
-TYPE_MODES: dict[str, str] = {
-    "lexical_mismatch": "answer",
-    "entity_collision": "answer",
-    "temporal_conflict": "answer",
-    "false_premise": "correct_premise",
-    "unanswerable": "abstain",
-    "distractor": "answer",
-    "citation_trap": "answer",
-}
+TYPE_MODES: dict[str, str] = dict(
+    lexical_mismatch="answer",
+    entity_collision="answer",
+    temporal_conflict="answer",
+    false_premise="correct_premise",
+    unanswerable="abstain",
+    distractor="answer",
+    citation_trap="answer",
+)
 """The one expected mode each type admits (in report order)."""
 
 ATTACK_TYPES: tuple[str, ...] = tuple(TYPE_MODES)
@@ -86,7 +87,7 @@ def validate_attack_case(
             line=line,
             field="mode",
         )
-    if type_ == "unanswerable":
+    if want == "abstain":
         for name in ("answers", "contains", "excludes", "evidence_doc_ids"):
             if getattr(exp, name):
                 raise InputError(
@@ -139,7 +140,7 @@ def _check(case: Case, obj: dict[str, Any], path: Path, line: int, label: str) -
         )
     validate_attack_case(case, type_, file=file, line=line, label=label)
     meta = {**case.meta, "attack_type": type_, "origin": "dataset", "file": path.name, "line": line}
-    return case.model_copy(update={"meta": meta, "probe": "attack_types"})
+    return case.model_copy(update={"meta": meta})
 
 
 def load_attack_cases(

@@ -46,7 +46,7 @@ from probeguard.metrics.golden import (
 from probeguard.pipeline.adapters.callable import CallablePipeline
 from probeguard.pipeline.adapters.http import HttpPipeline
 from probeguard.pipeline.reference import ReferencePipeline
-from probeguard.probes import ProbeContext
+from probeguard.probes import ProbeContext, probe_classes
 from probeguard.probes.evaluate import (
     ProbeJudgment,
     ProbePlan,
@@ -116,9 +116,9 @@ def load_inputs(config: ScanConfig) -> tuple[list[Document], list[Case]]:
 
 
 def load_attacks(config: ScanConfig, documents: Sequence[Document]) -> list[Case]:
-    """The attack cases for the ``attack_types`` probe: the demo's bundled file, else
-    ``corpus.attacks`` (none when unset). Loaded only when that probe is enabled."""
-    if "attack_types" not in config.probes.enabled:
+    """The dataset's attack cases: the demo's bundled file, else ``corpus.attacks`` (none
+    when unset). Loaded only when an enabled probe reads them (``Probe.uses_attack_cases``)."""
+    if not any(cls.uses_attack_cases for cls in probe_classes(config.probes.enabled).values()):
         return []
     path = demo_data_dir() / "attacks.jsonl" if config.demo else config.corpus.attacks
     if path is None:

@@ -5,7 +5,7 @@ Each backend's scan is a normal run directory (``<out>/<backend>/run.json``, ``r
 ``<out>/comparison.json`` and ``comparison.md`` put their headline rates in one table and
 show how a ``min_score`` gate behaves on each backend's scores (``metrics.gate``): the top
 retrieved score of answerable golden questions against that of unanswerable ones (golden
-``abstain`` questions and the ``unanswerable`` probe's), its AUROC, whether it saturates,
+``abstain`` questions and probe cases expecting abstention), its AUROC, whether it saturates,
 the configured gate's false-refusal and abstention rates, and the best gate's.
 """
 
@@ -24,6 +24,7 @@ from probeguard.core.io import atomic_write_text, json_safe
 from probeguard.engine.scan import ScanResult, scan
 from probeguard.engine.stages import load_inputs
 from probeguard.metrics.gate import gate_analysis, gate_scores
+from probeguard.probes import probe_classes
 from probeguard.reports.comparison import render_comparison
 from probeguard.results.run import RunLog
 from probeguard.results.sweep import Comparison
@@ -32,23 +33,27 @@ BACKENDS = ("dense", "bm25", "hybrid")
 COMPARISON_JSON = "comparison.json"
 COMPARISON_MD = "comparison.md"
 
-HEADLINES: tuple[tuple[str, str], ...] = (
+GOLDEN_HEADLINES: tuple[tuple[str, str], ...] = (
     ("evidence hit@k", "golden.retrieval_hit_at_k"),
     ("answer contains", "golden.answer_contains"),
-    ("poisoning: attack success", "probes.corpus_poisoning.attack_success_rate"),
-    ("poisoning: evaded", "probes.corpus_poisoning.evaded_rate"),
-    ("completion under attack", "probes.corpus_poisoning.completion_under_attack"),
-    ("prompt hijack", "probes.prompt_hijack.failure_rate"),
-    ("contradiction", "probes.corpus_contradiction.failure_rate"),
-    ("unanswerable: fabrication", "probes.unanswerable.fabrication_rate"),
-    ("unanswerable: refusal", "probes.unanswerable.refusal_rate"),
-    ("benign: false refusal", "probes.benign_control.false_refusal_rate"),
-    ("attack types: pass", "probes.attack_types.overall.pass"),
-    ("chunk fracture", "probes.chunk_fracture.failure_rate"),
-    ("retrieval gap", "probes.retrieval_gap.failure_rate"),
-    ("FCS", "fcs.value"),
 )
-"""(label, dotted path into ``run.json`` ``summary``) of the comparison's rows."""
+"""(label, dotted path into ``run.json`` ``summary``) of the comparison's first rows."""
+
+RUN_HEADLINES: tuple[tuple[str, str], ...] = (("FCS", "fcs.value"),)
+"""The comparison's last rows, after the probes' own (``Probe.headlines``)."""
+
+
+def headlines(probes: Sequence[str]) -> list[tuple[str, str]]:
+    """(label, dotted path into ``run.json`` ``summary``) of the comparison's rows: the
+    golden rows, each of ``probes``' headlines (``Probe.headlines``, by their ``order``; ties
+    in the order of ``probes``, then as declared; unregistered names are left out), then
+    FCS."""
+    ranked = sorted(
+        (h.order, i, j, h.label, f"probes.{name}.{h.key}")
+        for i, (name, cls) in enumerate(probe_classes(probes).items())
+        for j, h in enumerate(cls.headlines)
+    )
+    return [*GOLDEN_HEADLINES, *((label, path) for *_, label, path in ranked), *RUN_HEADLINES]
 
 
 @dataclass(frozen=True)
@@ -128,15 +133,19 @@ def lookup(summary: dict[str, Any], path: str) -> Any:
 
 
 def compare_runs(runs: dict[str, RunLog], *, min_score: float | None = None) -> Comparison:
-    """The comparison of backend runs: headline rows and each backend's gate analysis."""
+    """The comparison of backend runs: headline rows (``headlines`` of the probes the runs
+    enabled) and each backend's gate analysis."""
     summaries = {b: artifact_json(run.summary) for b, run in runs.items()}
+    enabled = dict.fromkeys(
+        name for run in runs.values() for name in lookup(run.config, "probes.enabled") or ()
+    )
     rows: list[dict[str, Any]] = [
         {
             "label": label,
             "path": path,
             "values": {b: lookup(summary, path) for b, summary in summaries.items()},
         }
-        for label, path in HEADLINES
+        for label, path in headlines(list(enabled))
     ]
     rows = [r for r in rows if any(v is not None for v in r["values"].values())]
     gates = {}

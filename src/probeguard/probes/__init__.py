@@ -17,7 +17,7 @@ by default, like the built-in ones (``probes.enabled`` chooses).
 from __future__ import annotations
 
 import importlib
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from importlib.metadata import EntryPoint, entry_points
 from types import ModuleType
 from typing import Any
@@ -25,8 +25,10 @@ from typing import Any
 from probeguard.core.errors import ProbeGuardError
 from probeguard.core.plugins import construct
 from probeguard.probes.base import (
+    FAMILIES,
     FIX_HINTS,
     PROBES,
+    Headline,
     JudgeContext,
     Probe,
     ProbeContext,
@@ -112,11 +114,20 @@ def make_probe(name: str, settings: Mapping[str, Any] | None = None) -> Probe[An
     return instance
 
 
+def probe_classes(names: Iterable[str]) -> dict[str, type[Probe[Any]]]:
+    """The registered probes among ``names``, by name, in the order given (names that are
+    not registered are left out: whoever runs them reports the unknown name)."""
+    registry = load_probes()
+    return {name: registry[name] for name in names if name in registry}
+
+
 __all__ = [
     "BUILTIN_MODULES",
     "ENTRY_POINT_GROUP",
     "EvidenceModel",
+    "FAMILIES",
     "FIX_HINTS",
+    "Headline",
     "JudgeContext",
     "PROBES",
     "Probe",
@@ -132,4 +143,5 @@ __all__ = [
     "load_probes",
     "make_probe",
     "probe",
+    "probe_classes",
 ]

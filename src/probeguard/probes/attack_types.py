@@ -62,6 +62,7 @@ from probeguard.metrics.layers import LAYERS, score_layers
 from probeguard.nlp.paraphrase import paraphrase
 from probeguard.nlp.text import contains_answer, sentence_spans
 from probeguard.probes.base import (
+    Headline,
     JudgeContext,
     Probe,
     ProbeContext,
@@ -211,6 +212,9 @@ class AttackTypes(Probe[AttackEvidence]):
     and citations are not."""
     evidence_model = AttackEvidence
     summary_model = AttackSummary
+    family = "security"
+    headlines = (Headline("attack types: pass", "overall.pass", order=60),)
+    uses_attack_cases = True
 
     def __init__(
         self, types: Sequence[str] = ATTACK_TYPES, generated: bool = True, max_generated: int = 40

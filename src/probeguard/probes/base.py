@@ -13,8 +13,11 @@ failures. ``summarize`` returns the probe's ``ProbeSummary``.
 
 A probe also says what the rest of a scan needs to know about it, so that nothing outside the
 probes names one: its ``overlap_weight`` (FCS), the ``failing_roles`` of a failed group (the
-cases attribution re-runs) and its ``fix_hints`` (which fix the recommender picks for a cause;
-``FIX_HINTS`` lists them).
+cases attribution re-runs), its ``fix_hints`` (which fix the recommender picks for a cause;
+``FIX_HINTS`` lists them), its ``family`` (``FAMILIES``: the HotpotQA bench runs the
+structural ones), its ``headlines`` (its rows in a backend comparison), whether it reads the
+dataset's attack cases (``uses_attack_cases``) and whether its groups are benign controls
+(``benign_controls``: ``probeguard fix`` counts their new failures as new false refusals).
 
 Register a probe with ``@probe("name")`` on a ``Probe`` subclass (a third-party package adds an
 entry point in the ``probeguard.probes`` group); ``probeguard list`` shows the registry.
@@ -52,10 +55,32 @@ FIX_HINTS: dict[str, str] = {
 """The fix hints a probe may give the recommender (``Probe.fix_hints``), and what each means.
 The counterfactual swaps decide the cause; a hint picks the fix within it."""
 
+FAMILIES: dict[str, str] = {
+    "structural": "how the pipeline's own parts (chunking, retrieval, grounding in the "
+    "retrieved text) handle the corpus and questions as they are, or under one planted "
+    "document: ``probeguard bench hotpotqa`` runs every structural probe",
+    "security": "what happens when anyone who can add a document is hostile, when the corpus "
+    "cannot answer, and whether defences refuse what they should not",
+}
+"""The probe families a probe may declare (``Probe.family``), and what each covers."""
+
 CONTROL_ROLES = re.compile(
     r"^(clean|original|control|document|clean_rerun_\d+|.*_clean|bystander.*)$"
 )
 """Roles the default ``Probe.failing_roles`` takes for controls (never re-run by attribution)."""
+
+
+@dataclass(frozen=True)
+class Headline:
+    """One row a probe adds to the backend comparison (``probeguard sweep``,
+    ``comparison.md``): ``label``, and ``key``, the dotted path of the value in the probe's
+    summary (``failure_rate``, ``overall.pass``; the row's path in ``comparison.json`` is
+    ``probes.<probe>.<key>``). Rows are listed by ``order`` (lower first; ties in the order
+    the probes are enabled, then as declared), after the golden rows and before FCS."""
+
+    label: str
+    key: str = "failure_rate"
+    order: int = 100
 
 
 @dataclass(frozen=True)
@@ -74,7 +99,9 @@ class ProbeContext:
     chunker: Mapping[str, Any] | None = None
     """The pipeline's chunker config, when known (e.g. ``{"name": "tokens", "size": 128}``)."""
     attack_cases: tuple[Case, ...] = ()
-    """Hand-written attack cases (``probeguard.dataset.attack_types``), loaded by the scan."""
+    """Hand-written attack cases (``probeguard.dataset.attack_types``): inputs, like the golden
+    questions; the scan loads them only when an enabled probe declares ``uses_attack_cases``,
+    and such a probe makes its own cases from them."""
     _by_id: dict[str, Document] = field(default_factory=dict, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -151,6 +178,20 @@ class Probe(ABC, Generic[E]):
     fix_hints: ClassVar[frozenset[str]] = frozenset()
     """Hints (keys of ``FIX_HINTS``) for the fix of every failure of this probe; a probe
     whose cases differ overrides ``case_fix_hints``."""
+    family: ClassVar[str] = ""
+    """The probe's family (a key of ``FAMILIES``; empty: none): ``probeguard bench hotpotqa``
+    runs every ``structural`` probe, one column each, in registry order."""
+    headlines: ClassVar[tuple[Headline, ...]] = ()
+    """The probe's rows in a backend comparison (``probeguard sweep``): label and summary key
+    of each headline rate (none: the probe has no row)."""
+    uses_attack_cases: ClassVar[bool] = False
+    """The probe reads ``ProbeContext.attack_cases``: the scan loads the dataset's attack
+    cases (the demo's, or ``corpus.attacks``) only when an enabled probe says so."""
+    benign_controls: ClassVar[bool] = False
+    """The probe's groups are benign controls: a failed group is a question the pipeline
+    should answer and did not (a false refusal). ``probeguard fix`` re-runs them with every
+    fix and counts the groups that newly fail as new false refusals (without such a probe in
+    the run, the answerable golden questions are the controls)."""
 
     @abstractmethod
     def generate(self, ctx: ProbeContext) -> list[Case]:

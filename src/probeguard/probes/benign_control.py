@@ -83,6 +83,7 @@ from probeguard.detectors.fabrication import CorpusIndex, is_refusal
 from probeguard.nlp.attack_phrases import attack_phrases
 from probeguard.nlp.text import contains_answer
 from probeguard.probes.base import (
+    Headline,
     JudgeContext,
     Probe,
     ProbeContext,
@@ -277,6 +278,9 @@ class BenignControl(Probe[BenignEvidence]):
     overlap_weight = 0.75
     evidence_model = BenignEvidence
     summary_model = BenignSummary
+    family = "security"
+    headlines = (Headline("benign: false refusal", "false_refusal_rate", order=50),)
+    benign_controls = True
 
     def __init__(
         self, planted: int = 2, templates: Sequence[str] = TEMPLATES, golden: bool = True

@@ -54,7 +54,7 @@ from probeguard.corpus.chunking_base import Chunker
 from probeguard.metrics.retrieval import dedupe
 from probeguard.nlp.text import contains_answer, content_words, sentence_spans
 from probeguard.pipeline.reference import chunking_spec
-from probeguard.probes.base import JudgeContext, Probe, ProbeContext, ProbeVerdict, probe
+from probeguard.probes.base import Headline, JudgeContext, Probe, ProbeContext, ProbeVerdict, probe
 from probeguard.probes.models import EvidenceModel, ProbeEvidence, ProbeSummary, SummaryModel
 from probeguard.stats import proportion, wilson
 
@@ -205,6 +205,8 @@ class ChunkFracture(Probe[FractureEvidence]):
     overlap_weight = 0.15
     evidence_model = FractureEvidence
     summary_model = FractureSummary
+    family = "structural"
+    headlines = (Headline("chunk fracture", order=70),)
 
     def __init__(
         self, sweep: Sequence[Mapping[str, Any] | str] = DEFAULT_SWEEP, tokenizer: str = "auto"

@@ -50,7 +50,7 @@ from probeguard.core.pipeline import Capability, PipelineOutput, Variation
 from probeguard.core.records import CaseRecord
 from probeguard.detectors.contradiction import Claim, ContradictionJudge, make_contradiction_judge
 from probeguard.probes.answer_sentence import Evidence, locate_evidence, passage_with_context
-from probeguard.probes.base import JudgeContext, Probe, ProbeContext, ProbeVerdict, probe
+from probeguard.probes.base import Headline, JudgeContext, Probe, ProbeContext, ProbeVerdict, probe
 from probeguard.probes.entity_names import NameInfo, NameVocab, corpus_names
 from probeguard.probes.models import EvidenceModel, ProbeEvidence, ProbeSummary, SummaryModel
 from probeguard.probes.mutations import KINDS, mutate, near_duplicate
@@ -140,6 +140,8 @@ class CorpusContradiction(Probe[ContradictionEvidence]):
     overlap_weight: ClassVar[float] = 0.40
     evidence_model = ContradictionEvidence
     summary_model = ContradictionSummary
+    family = "structural"
+    headlines = (Headline("contradiction", order=30),)
 
     def __init__(
         self, kinds: Sequence[str] = KINDS, judge: Mapping[str, Any] | str | None = None

@@ -124,6 +124,7 @@ from probeguard.core.pipeline import Capability, Variation
 from probeguard.core.records import CaseRecord
 from probeguard.probes import poison_texts as texts
 from probeguard.probes.base import (
+    Headline,
     JudgeContext,
     Probe,
     ProbeContext,
@@ -188,6 +189,12 @@ class CorpusPoisoning(Probe[PoisonEvidence]):
     evidence_model = PoisonEvidence
     summary_model = PoisonSummary
     fix_hints = frozenset({"injection"})
+    family = "security"
+    headlines = (
+        Headline("poisoning: attack success", "attack_success_rate", order=10),
+        Headline("poisoning: evaded", "evaded_rate", order=10),
+        Headline("completion under attack", "completion_under_attack", order=10),
+    )
 
     def __init__(self, styles: Sequence[str] = STYLES, bystanders: int = 1) -> None:
         self.styles: tuple[str, ...] = names_setting("styles", styles, STYLES)

@@ -113,6 +113,7 @@ from probeguard.detectors.similarity import SemanticSimilarity
 from probeguard.models.prompts import looks_like_refusal
 from probeguard.nlp.text import strip_citations
 from probeguard.probes.base import (
+    Headline,
     JudgeContext,
     Probe,
     ProbeContext,
@@ -183,6 +184,8 @@ class PromptHijack(Probe[HijackEvidence]):
     evidence_model = HijackEvidence
     summary_model = HijackSummary
     fix_hints = frozenset({"injection"})
+    family = "structural"
+    headlines = (Headline("prompt hijack", order=20),)
 
     def __init__(
         self,

@@ -33,7 +33,15 @@ from probeguard.core.cases import Case
 from probeguard.core.estimate import Estimate
 from probeguard.core.records import CaseRecord
 from probeguard.nlp.paraphrase import KINDS, paraphrase
-from probeguard.probes.base import JudgeContext, Probe, ProbeContext, ProbeVerdict, gold_rank, probe
+from probeguard.probes.base import (
+    Headline,
+    JudgeContext,
+    Probe,
+    ProbeContext,
+    ProbeVerdict,
+    gold_rank,
+    probe,
+)
 from probeguard.probes.models import EvidenceModel, ProbeEvidence, ProbeSummary
 from probeguard.stats import bootstrap_mean, wilson
 
@@ -90,6 +98,8 @@ class RetrievalGap(Probe[GapEvidence]):
     evidence_model = GapEvidence
     summary_model = GapSummary
     fix_hints = frozenset({"paraphrase"})
+    family = "structural"
+    headlines = (Headline("retrieval gap", order=80),)
 
     def __init__(
         self,

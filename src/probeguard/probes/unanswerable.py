@@ -86,6 +86,7 @@ from probeguard.core.records import CaseRecord
 from probeguard.detectors.fabrication import VERSION as DETECTOR_VERSION
 from probeguard.detectors.fabrication import CorpusIndex, find_quotation, is_refusal
 from probeguard.probes.base import (
+    Headline,
     JudgeContext,
     Probe,
     ProbeContext,
@@ -193,6 +194,11 @@ class Unanswerable(Probe[FabricationEvidence]):
     overlap_weight = 0.0
     evidence_model = FabricationEvidence
     summary_model = UnanswerableSummary
+    family = "security"
+    headlines = (
+        Headline("unanswerable: fabrication", "fabrication_rate", order=40),
+        Headline("unanswerable: refusal", "refusal_rate", order=40),
+    )
 
     def __init__(
         self,

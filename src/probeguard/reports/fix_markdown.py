@@ -50,10 +50,11 @@ def _patch_text(patch: Mapping[str, Any]) -> str:
 
 
 def _probe_rate(fix: FixEntry) -> str:
-    """Failure rate of the targeted probes (benign_control and golden aside)."""
+    """Failure rate of the targeted probes (the benign controls and golden aside)."""
+    controls = set(fix.benign.probes) if fix.benign is not None else set()
     parts = []
     for name, row in (fix.probes or {}).items():
-        if name == "benign_control" and not any(t.probe == name for t in fix.targets):
+        if name in controls and not any(t.probe == name for t in fix.targets):
             continue
         parts.append(f"{md_inline(name)} {_arrow(row.failure_rate, n=False)}")
     return "<br>".join(parts) or "–"

@@ -124,9 +124,13 @@ class BenignChange(BaseModel):
 
     model_config = _FROZEN
 
-    source: Literal["benign_control", "golden"]
-    """The ``benign_control`` probe's groups when the scan ran it, else the answerable
-    golden questions."""
+    source: str
+    """The benign-control probes (``Probe.benign_controls``) whose groups are the controls,
+    joined by ``", "``, when the scan ran one; else ``golden``: the answerable golden
+    questions."""
+    probes: list[str]
+    """The benign-control probes among the re-run suites (empty when ``source`` is
+    ``golden``)."""
     n: int
     """Controls scored both times."""
     false_refusal: BeforeAfter

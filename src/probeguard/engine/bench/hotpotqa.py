@@ -1,4 +1,5 @@
-"""The HotpotQA benchmark: the four structural probes, FCS and the standard-evaluation
+"""The HotpotQA benchmark: the structural probes (``Probe.family == "structural"``: the
+built-in four, and any installed probe of that family), FCS and the standard-evaluation
 baseline on real multi-hop questions.
 
 Data: HaluEval's HotpotQA slice (``probeguard.dataset.halueval``). From the rows whose two
@@ -28,6 +29,7 @@ from probeguard.core.errors import InputError
 from probeguard.dataset.halueval import HotpotItem, load_halueval_qa
 from probeguard.engine.scan import scan
 from probeguard.pipeline.config import ReferencePipelineConfig
+from probeguard.probes import load_probes
 from probeguard.runner.settings import RunnerSettings
 from probeguard.stats import Estimate
 
@@ -39,7 +41,14 @@ GENERATORS: dict[str, dict[str, Any]] = {
 }
 """Named generator presets for ``--generators``."""
 
-PROBE_COLUMNS = ("chunk_fracture", "retrieval_gap", "corpus_contradiction", "prompt_hijack")
+FAMILY = "structural"
+"""The probe family the benchmark runs (``Probe.family``)."""
+
+
+def bench_probes() -> tuple[str, ...]:
+    """The probes the benchmark runs: every registered probe of ``FAMILY``, in registry
+    order (the built-in ones first)."""
+    return tuple(name for name, cls in load_probes().items() if cls.family == FAMILY)
 
 
 def default_data_file() -> Path:
@@ -107,6 +116,8 @@ class BenchRow:
     calls: int
     wall_s: float
     run_dir: Path
+    probes: tuple[str, ...] = ()
+    """The probes run (``bench_probes``): the table's probe columns, in order."""
 
 
 def run_hotpotqa(
@@ -132,6 +143,7 @@ def run_hotpotqa(
     docs, cases = build_inputs(
         load_halueval_qa(data_file), n_docs=n_docs, n_queries=n_queries, seed=seed
     )
+    probes = bench_probes()
     rows = []
     for name in generators:
         ref = ReferencePipelineConfig(
@@ -146,7 +158,7 @@ def run_hotpotqa(
         config = ScanConfig(
             seed=seed,
             pipeline={"type": "reference", "reference": ref},
-            probes={"enabled": list(PROBE_COLUMNS)},
+            probes={"enabled": list(probes)},
             runner=RunnerSettings(concurrency=concurrency, cache_dir=out_dir / "cache"),
         )
         started = time.perf_counter()
@@ -163,7 +175,7 @@ def run_hotpotqa(
             if summary.standard_eval is not None
             else None,
         }
-        for probe in PROBE_COLUMNS:
+        for probe in probes:
             entry = (summary.probes or {}).get(probe)
             metrics[probe] = entry.get("failure_rate") if entry is not None else None
         rows.append(
@@ -174,6 +186,7 @@ def run_hotpotqa(
                 calls=result.run.stats.calls,
                 wall_s=round(time.perf_counter() - started, 1),
                 run_dir=result.out_dir,
+                probes=probes,
             )
         )
     return rows
@@ -190,15 +203,14 @@ def _cell(value: Any) -> str:
 
 
 def render_table(rows: Sequence[BenchRow], *, n_docs: int, n_queries: int, seed: int) -> str:
-    """The benchmark table in Markdown: one row per generator."""
+    """The benchmark table in Markdown: one row per generator, one column per probe run
+    (its name, ``_`` read as a space)."""
+    probes = rows[0].probes if rows else bench_probes()
     head = [
         "generator",
         "FCS",
         "adversarial failure",
-        "chunk fracture",
-        "retrieval gap",
-        "corpus contradiction",
-        "prompt hijack",
+        *(p.replace("_", " ") for p in probes),
         "standard-eval failure",
         "cases",
         "time",
@@ -216,7 +228,7 @@ def render_table(rows: Sequence[BenchRow], *, n_docs: int, n_queries: int, seed:
             r.generator,
             _cell(m["fcs"]),
             _cell(m["adversarial_failure_rate"]),
-            *(_cell(m[p]) for p in PROBE_COLUMNS),
+            *(_cell(m[p]) for p in probes),
             _cell(m["standard_eval"]),
             str(r.cases),
             f"{r.wall_s:.0f} s",

@@ -31,7 +31,7 @@ from probeguard.engine.stages import (
     load_inputs,
 )
 from probeguard.metrics.golden import GoldenVerdict
-from probeguard.probes import JudgeContext, make_probe
+from probeguard.probes import JudgeContext, make_probe, probe_classes
 from probeguard.probes.evaluate import judge_groups, probe_context
 from probeguard.results.fix import (
     BeforeAfter,
@@ -47,9 +47,7 @@ from probeguard.results.fix import (
 from probeguard.results.run import RunLog
 from probeguard.stats import Estimate, proportion, wilson
 
-__all__ = ["BENIGN_PROBE", "RunContext", "load_context", "measure_fix"]
-
-BENIGN_PROBE = "benign_control"
+__all__ = ["RunContext", "benign_probes", "load_context", "measure_fix"]
 
 
 @dataclass(frozen=True)
@@ -62,6 +60,14 @@ class RunContext:
     golden: tuple[Case, ...]
     attacks: tuple[Case, ...]
     probes_run: tuple[str, ...]
+    benign: tuple[str, ...] = ()
+    """The probes of ``probes_run`` whose groups are benign controls (``benign_probes``)."""
+
+
+def benign_probes(probes: Sequence[str]) -> tuple[str, ...]:
+    """The probes among ``probes`` (in their order) whose groups are benign controls
+    (``Probe.benign_controls``)."""
+    return tuple(name for name, cls in probe_classes(probes).items() if cls.benign_controls)
 
 
 def load_context(run: RunLog, config: ScanConfig | None) -> RunContext:
@@ -101,13 +107,15 @@ def load_context(run: RunLog, config: ScanConfig | None) -> RunContext:
                 "re-run the scan",
                 field="pipeline",
             )
+    probes_run = tuple(dict.fromkeys(g.probe for g in run.groups))
     return RunContext(
         run=run,
         config=config,
         documents=tuple(documents),
         golden=tuple(golden),
         attacks=tuple(load_attacks(config, documents)),
-        probes_run=tuple(dict.fromkeys(g.probe for g in run.groups)),
+        probes_run=probes_run,
+        benign=benign_probes(probes_run),
     )
 
 
@@ -146,13 +154,11 @@ def _rerun(
     progress: Callable[[int, int], None] | None,
 ) -> tuple[list[str], dict[str, CaseRecord], tuple[int, int]]:
     """(the re-run probes, the re-run records by case id, (calls, cache hits)) for the
-    recorded golden cases and the cases of the probes ``fix`` targets, plus
-    ``benign_control``."""
+    recorded golden cases and the cases of the probes ``fix`` targets, plus the run's
+    benign-control probes."""
 
     targeted = [p for p in ctx.probes_run if any(t[1] == p for t in fix.targets)]
-    rerun = targeted + (
-        [BENIGN_PROBE] if BENIGN_PROBE in ctx.probes_run and BENIGN_PROBE not in targeted else []
-    )
+    rerun = targeted + [p for p in ctx.benign if p not in targeted]
     cases = [r.case for r in ctx.run.records if r.case.probe == "golden" or r.case.probe in rerun]
     runner = build_runner(patched.runner, pipeline, progress=progress)
     done = execute(runner, list({c.id: c for c in cases}.values()))
@@ -268,13 +274,17 @@ def _benign(
     group_failed: Mapping[tuple[str, str], bool | None],
     tolerance: float,
 ) -> BenignChange:
-    """False refusals on the benign controls before → after, new and resolved (by id)."""
+    """False refusals on the benign controls before → after, new and resolved (by id: the
+    group, ``<probe>:<group>`` when the controls come from more than one probe)."""
     before: dict[str, bool | None]
     after: dict[str, bool | None]
-    if BENIGN_PROBE in rerun:
-        source = BENIGN_PROBE
-        before = {g.group: g.failed for g in ctx.run.groups if g.probe == BENIGN_PROBE}
-        after = {g: group_failed.get((BENIGN_PROBE, g)) for g in before}
+    controls = [p for p in rerun if p in ctx.benign]
+    if controls:
+        source = ", ".join(controls)
+        groups = [g for g in ctx.run.groups if g.probe in controls]
+        ids = [g.group if len(controls) == 1 else f"{g.probe}:{g.group}" for g in groups]
+        before = {i: g.failed for i, g in zip(ids, groups)}
+        after = {i: group_failed.get((g.probe, g.group)) for i, g in zip(ids, groups)}
     else:
         source = "golden"
         answerable = {
@@ -286,6 +296,7 @@ def _benign(
     new, resolved = _changes({k: before[k] for k in both}, {k: after[k] for k in both})
     return BenignChange(
         source=source,
+        probes=controls,
         n=len(both),
         false_refusal=BeforeAfter(
             before=proportion([bool(before[k]) for k in both]),

@@ -23,11 +23,11 @@ re-run suites are run again through a ``Runner`` over it (same case ids, variati
 overlays and roles as the scan: the probes are not re-planned, so a patched chunker does not
 change *which* cases are asked; the cache is shared, its keys hold the pipeline
 fingerprint). The suites: every golden case, and every case of each probe that a target
-belongs to, plus ``benign_control`` when the scan ran it. They are re-judged exactly as the
-scan judged them: golden cases by ``metrics.golden.score_golden_record``; each probe's
-groups by ``probe.judge`` (the probe built from the scan's settings) with a
-``JudgeContext`` from ``probe_context`` of the patched pipeline, as a scan of the patched
-config would. "Before" is the run's own verdicts.
+belongs to, plus the benign-control probes the scan ran (``Probe.benign_controls``). They
+are re-judged exactly as the scan judged them: golden cases by
+``metrics.golden.score_golden_record``; each probe's groups by ``probe.judge`` (the probe
+built from the scan's settings) with a ``JudgeContext`` from ``probe_context`` of the
+patched pipeline, as a scan of the patched config would. "Before" is the run's own verdicts.
 
 **Measured per fix** (every rate a Wilson ``Estimate``):
 
@@ -38,10 +38,11 @@ config would. "Before" is the run's own verdicts.
   the groups newly failing (passed before, fail after) and repaired — a fix can break others;
 * ``golden``: answer contains, false refusal (answerable questions) and abstention
   (unanswerable ones), before → after;
-* ``benign``: the benign controls — the ``benign_control`` groups when the scan ran that
-  probe (its golden questions and planted attack-quoting pages), else the answerable golden
-  questions (refused) — false-refusal rate before → after, the **new false refusals**
-  (answered before, refuse after, by id) and the resolved ones;
+* ``benign``: the benign controls — the groups of the benign-control probes when the scan
+  ran one (``Probe.benign_controls``; the built-in ``benign_control``: its golden questions
+  and planted attack-quoting pages), else the answerable golden questions (refused) —
+  false-refusal rate before → after, the **new false refusals** (answered before, refuse
+  after, by id) and the resolved ones; ``benign.probes`` names the benign-control probes;
 * ``verdict`` and ``reason`` (``fixes.verdict``).
 
 On a pipeline that is not the reference pipeline every fix is ``not_applicable`` and its
@@ -72,14 +73,13 @@ from probeguard.engine.fixes.collect import (
     describe,
     load_run,
 )
-from probeguard.engine.fixes.measure import BENIGN_PROBE, load_context, measure_fix
+from probeguard.engine.fixes.measure import load_context, measure_fix
 from probeguard.engine.fixes.patch import apply_patch
 from probeguard.engine.fixes.verdict import SHARP, TOLERANCE
 from probeguard.reports.fix_markdown import render_fix_markdown
 from probeguard.results.fix import FIX_VERSION, FixArtifact, FixEntry, FixRule
 
 __all__ = [
-    "BENIGN_PROBE",
     "COMBINABLE",
     "FIX_JSON",
     "FIX_MD",
