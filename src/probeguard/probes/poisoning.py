@@ -103,7 +103,7 @@ per style, Wilson estimates of::
 
 with per-style best-rank histograms, and for bystanders (over pairs whose two calls
 succeeded): ``completion_under_attack`` = share of poisoned bystander answers holding one of
-their gold answers (``text.contains_answer``), next to ``bystander_clean_completion`` for
+their gold answers (``nlp.text.contains_answer``), next to ``bystander_clean_completion`` for
 the same questions unpoisoned, and ``bystander_signal_rate`` = share of poisoned bystander
 answers carrying any of the group's signals.
 

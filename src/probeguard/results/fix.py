@@ -140,7 +140,7 @@ class BenignChange(BaseModel):
     resolved: list[str]
     """Refused before, answer after (by id)."""
     tolerance: int
-    """New false refusals a fix may add unremarked (``fixes.verdict``)."""
+    """New false refusals a fix may add unremarked (``engine.fixes.verdict``)."""
 
 
 class FixEntry(BaseModel):
@@ -205,7 +205,7 @@ class FixEntry(BaseModel):
 
 
 class FixRule(BaseModel):
-    """The verdict rule's parameters (``fixes.verdict``)."""
+    """The verdict rule's parameters (``engine.fixes.verdict``)."""
 
     model_config = _FROZEN
 
