@@ -37,7 +37,6 @@ from pathlib import Path
 from typing import Any
 
 from probeguard._version import __version__
-from probeguard.core.artifacts import artifact_json
 from probeguard.core.documents import corpus_fingerprint
 from probeguard.core.errors import InputError
 from probeguard.core.pipeline import PipelineOutput
@@ -249,10 +248,6 @@ class BenchResult:
                 ],
             }
         )
-
-    def to_json(self) -> dict[str, Any]:
-        """``bench.json``'s data (NaN written as null)."""
-        return artifact_json(self.artifact())
 
 
 def reference_config(
