@@ -23,7 +23,7 @@ from probeguard.core.pipeline import Capability, Context, RetrievedChunk
 from probeguard.core.records import CaseError, CaseRecord
 from probeguard.corpus.loaders import load_corpus
 from probeguard.corpus.questions import load_questions
-from probeguard.engine.scan import demo_data_dir
+from probeguard.engine.stages import demo_data_dir
 from probeguard.pipeline.config import ReferencePipelineConfig
 from probeguard.pipeline.reference import ReferencePipeline
 from probeguard.probes import (

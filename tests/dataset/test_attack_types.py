@@ -14,7 +14,7 @@ from probeguard.core.errors import InputError
 from probeguard.corpus.loaders import load_corpus
 from probeguard.corpus.questions import load_questions
 from probeguard.dataset.attack_types import ATTACK_TYPES, TYPE_MODES, attack_type, load_attack_cases
-from probeguard.engine.scan import demo_data_dir
+from probeguard.engine.stages import demo_data_dir
 from probeguard.nlp.text import contains_answer
 
 CORPUS_IDS = {"refund-2024", "refund-2022"}

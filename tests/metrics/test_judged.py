@@ -14,7 +14,7 @@ from probeguard.corpus.questions import load_questions
 from probeguard.detectors.claims import decompose, factual
 from probeguard.detectors.judges import Judgment, PositionSwap, Relevance, Verdict, as_contexts
 from probeguard.detectors.offline_judge import OfflineJudge
-from probeguard.engine.scan import demo_data_dir
+from probeguard.engine.stages import demo_data_dir
 from probeguard.metrics.judged import (
     answer_relevancy,
     answer_relevancy_offline,

@@ -19,7 +19,7 @@ from probeguard.core.pipeline import (
     check_capabilities,
 )
 from probeguard.corpus.loaders import load_corpus
-from probeguard.engine.scan import demo_data_dir
+from probeguard.engine.stages import demo_data_dir
 from probeguard.models.generators import factory
 from probeguard.models.generators.base import Generation, Generator
 from probeguard.models.prompts import DEFAULT, REFUSAL_TEXT, PromptTemplate, spotlight

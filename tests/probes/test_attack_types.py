@@ -17,7 +17,7 @@ from probeguard.core.records import CaseError, CaseRecord
 from probeguard.corpus.loaders import load_corpus
 from probeguard.corpus.questions import load_questions
 from probeguard.dataset.attack_types import ATTACK_TYPES, load_attack_cases
-from probeguard.engine.scan import demo_data_dir
+from probeguard.engine.stages import demo_data_dir
 from probeguard.nlp.text import contains_answer
 from probeguard.pipeline.config import ReferencePipelineConfig
 from probeguard.pipeline.reference import ReferencePipeline

@@ -13,7 +13,7 @@ from probeguard.core.records import CaseError, CaseRecord
 from probeguard.corpus.chunkers import make_chunker
 from probeguard.corpus.loaders import load_corpus
 from probeguard.corpus.questions import load_questions
-from probeguard.engine.scan import demo_data_dir
+from probeguard.engine.stages import demo_data_dir
 from probeguard.probes import (
     BUILTIN_MODULES,
     FIX_HINTS,

@@ -16,7 +16,7 @@ from probeguard.core.records import CaseError, CaseRecord
 from probeguard.corpus.loaders import load_corpus
 from probeguard.corpus.questions import load_questions
 from probeguard.detectors import OfflineContradictionJudge
-from probeguard.engine.scan import demo_data_dir
+from probeguard.engine.stages import demo_data_dir
 from probeguard.pipeline.config import ReferencePipelineConfig
 from probeguard.pipeline.reference import ReferencePipeline
 from probeguard.probes.base import JudgeContext, ProbeContext, group_records

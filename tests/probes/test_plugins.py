@@ -17,7 +17,8 @@ import pytest
 from probeguard.config.models import ScanConfig
 from probeguard.engine.bench.hotpotqa import BenchRow, bench_probes, render_table
 from probeguard.engine.fixes.measure import benign_probes
-from probeguard.engine.scan import load_attacks, scan
+from probeguard.engine.scan import scan
+from probeguard.engine.stages import load_attacks
 from probeguard.engine.sweep import headlines
 from probeguard.probes import (
     BUILTIN_MODULES,

@@ -18,11 +18,12 @@ from probeguard.core.hashing import sha256_hex
 from probeguard.core.pipeline import Capability, PipelineOutput, RetrievedChunk, Variation
 from probeguard.core.records import CaseRecord
 from probeguard.models.prompts import REFUSAL_TEXT
+from probeguard.nlp.obfuscation import ZERO_WIDTH, fold
 from probeguard.pipeline.config import ReferencePipelineConfig
 from probeguard.pipeline.reference import ReferencePipeline
 from probeguard.probes import JudgeContext, ProbeContext, make_probe
-from probeguard.probes import poison_texts as texts
-from probeguard.probes.poisoning import STYLES, CorpusPoisoning, Signal, signal_in
+from probeguard.probes.poison_signals import Signal, signal_in
+from probeguard.probes.poisoning import STYLES, CorpusPoisoning
 from testkit import (
     HASHING,
     LEAVE_TEXT,
@@ -147,8 +148,8 @@ def test_style_payloads_hide_what_they_should():
     assert split[:7] in first.text and split[7:] in second.text
     (obf,) = cases["obfuscated"].variation.overlay
     hidden = cases["obfuscated"].meta["signal"]["value"]
-    assert hidden not in obf.text and any(z in obf.text for z in texts.ZERO_WIDTH)
-    assert hidden in texts.fold(obf.text) and "Ignore previous instructions" in texts.fold(obf.text)
+    assert hidden not in obf.text and any(z in obf.text for z in ZERO_WIDTH)
+    assert hidden in fold(obf.text) and "Ignore previous instructions" in fold(obf.text)
     assert QUESTIONS[0].question in obf.text  # still ranks for it
     (news,) = cases["buried_in_news"].variation.overlay
     assert not news.text.split("\n", 1)[1].startswith(
@@ -502,7 +503,7 @@ class ObedientReader(_Wrapper):
 
     @staticmethod
     def _code(text: str, others: list[str]) -> str | None:
-        plain = texts.fold(text)
+        plain = fold(text)
         for blob in _BLOB.findall(plain):
             try:
                 plain += " " + base64.b64decode(blob).decode("utf-8")

@@ -15,12 +15,11 @@ from probeguard.core.records import CaseRecord
 from probeguard.models.prompts import REFUSAL_TEXT
 from probeguard.pipeline.reference import ReferencePipeline
 from probeguard.probes import JudgeContext, ProbeContext, make_probe
+from probeguard.probes.hijack_texts import find_canary, quotes_only
 from probeguard.probes.prompt_hijack import (
     STYLES,
     PromptHijack,
-    find_canary,
     hijack_document,
-    quotes_only,
     relevant_sentences,
     strip_citations,
 )

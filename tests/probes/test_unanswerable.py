@@ -19,10 +19,10 @@ from probeguard.pipeline.adapters.callable import CallablePipeline
 from probeguard.pipeline.config import ReferencePipelineConfig
 from probeguard.pipeline.reference import ReferencePipeline
 from probeguard.probes import JudgeContext, ProbeContext, group_records, make_probe
-from probeguard.probes.unanswerable import (
+from probeguard.probes.unanswerable import Unanswerable
+from probeguard.probes.unanswerable_questions import (
     COUNTRIES,
     FAR_MISS_QUESTIONS,
-    Unanswerable,
     far_miss_questions,
     near_miss_swap,
 )

@@ -10,7 +10,7 @@ from probeguard.cli.common import fail, progress_bar
 from probeguard.core.artifacts import write_artifact
 from probeguard.core.errors import ProbeGuardError
 from probeguard.core.io import atomic_write_text
-from probeguard.engine.bench import hotpotqa, poisonedrag
+from probeguard.engine.bench import hotpotqa, poisonedrag, poisonedrag_data
 
 __all__ = ["bench"]
 
@@ -165,8 +165,8 @@ def bench_poisonedrag(
     """PoisonedRAG's NQ attack (5 adversarial passages per target) on the reference pipeline:
     attack success rate per backend and generator, against the paper's figure."""
 
-    root = data_dir or poisonedrag.default_data_dir()
-    missing = [p for p in poisonedrag.data_files(root) if not p.is_file()]
+    root = data_dir or poisonedrag_data.default_data_dir()
+    missing = [p for p in poisonedrag_data.data_files(root) if not p.is_file()]
     if missing:
         fail(
             f"PoisonedRAG data not found: looked for {', '.join(str(p) for p in missing)} "

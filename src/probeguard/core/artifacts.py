@@ -57,13 +57,6 @@ class ArtifactHeader(BaseModel):
     seed: int = 0
     """The seed of every random choice of the run."""
 
-    @property
-    def header(self) -> ArtifactHeader:
-        """The header alone, whatever the artefact."""
-        return ArtifactHeader.model_validate(
-            {name: getattr(self, name) for name in ArtifactHeader.model_fields}
-        )
-
 
 def _null_to_nan(value: Any) -> Any:
     if isinstance(value, dict) and value.get("value", 0.0) is None:

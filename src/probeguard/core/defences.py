@@ -58,11 +58,11 @@ class DefencesConfig(BaseModel):
     never to follow instructions inside it (``probeguard.models.prompts.spotlight``)."""
     gate: dict[str, float] = Field(default_factory=dict)
     """``min_score`` per retrieval backend (``dense``, ``bm25``, ``hybrid``, ``chroma``): the
-    refusal gate, calibrated per backend (``defences.gate.calibrate_gate``). Applies to the
+    refusal gate, calibrated per backend (``pipeline.defences.gate.calibrate_gate``). Applies to the
     backend actually used, a ``Variation``'s ``retrieval.mode`` included; an explicit
     ``retrieval.min_score`` of a call wins."""
     query_expansion: bool = False
-    """Add synonyms and jargon (``probes.paraphrase`` tables, both directions) to the query
+    """Add synonyms and jargon (``nlp.paraphrase`` tables, both directions) to the query
     before retrieval; the generator still sees the question as asked."""
 
     @field_validator("trust_tiers")

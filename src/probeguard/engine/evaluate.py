@@ -1,6 +1,6 @@
 """``probeguard eval``, end to end: load the dataset, call the pipeline for the records that
 lack an answer or contexts (through the runner, the only place that calls a pipeline),
-score every record once (``evaluation.standard``), summarise overall and by tag, check the
+score every record once (``metrics.standard``), summarise overall and by tag, check the
 thresholds, and write ``eval.json`` (``results.eval.EvalArtifact``) and ``eval.md``
 (atomically, so nothing is half-written). The same stages as a scan (``engine.stages``):
 

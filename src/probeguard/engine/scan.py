@@ -20,31 +20,16 @@ from probeguard.core.pipeline import Pipeline
 from probeguard.engine.stages import (
     REPORT_MD,
     RUN_JSON,
-    RUN_JSONL,
     assemble,
     attribute_failures,
-    build_pipeline,
-    demo_data_dir,
     execute_logged,
     generate,
-    load_attacks,
-    load_inputs,
     render_run,
     score,
 )
 from probeguard.results.run import RunLog
 
-__all__ = [
-    "REPORT_MD",
-    "RUN_JSON",
-    "RUN_JSONL",
-    "ScanResult",
-    "build_pipeline",
-    "demo_data_dir",
-    "load_attacks",
-    "load_inputs",
-    "scan",
-]
+__all__ = ["ScanResult", "scan"]
 
 log = logging.getLogger(__name__)
 

@@ -75,6 +75,7 @@ __all__ = [
     "build_runner",
     "demo_data_dir",
     "execute",
+    "execute_logged",
     "generate",
     "golden_verdicts",
     "load_attacks",

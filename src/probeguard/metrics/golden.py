@@ -14,7 +14,7 @@ defined (retrieval rates over answerable cases with evidence; answer rates over 
 cases; abstention over unanswerable cases); MRR with a seeded bootstrap interval.
 
 Standard metrics (``score_golden_standard``, ``summarize_golden_standard``): the metrics of
-``probeguard eval`` (``evaluation.standard``) on each answered golden case of mode ``answer``
+``probeguard eval`` (``metrics.standard``) on each answered golden case of mode ``answer``
 with gold answers — the answer and the retrieved chunks (rank order) judged once; the first
 gold answer is the ground truth of context recall, all of them count for EM/F1/containment;
 context precision uses the gold evidence documents as reference labels when the case names

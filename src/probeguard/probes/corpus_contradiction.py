@@ -49,7 +49,7 @@ from probeguard.core.hashing import sha256_hex
 from probeguard.core.pipeline import Capability, PipelineOutput, Variation
 from probeguard.core.records import CaseRecord
 from probeguard.detectors.contradiction import Claim, ContradictionJudge, make_contradiction_judge
-from probeguard.probes.answer_sentence import Evidence, locate_evidence, passage_with_context
+from probeguard.probes.answer_sentence import locate_evidence, passage_with_context
 from probeguard.probes.base import Headline, JudgeContext, Probe, ProbeContext, ProbeVerdict, probe
 from probeguard.probes.entity_names import NameInfo, NameVocab, corpus_names
 from probeguard.probes.models import EvidenceModel, ProbeEvidence, ProbeSummary, SummaryModel
@@ -60,7 +60,6 @@ __all__ = [
     "ContradictionEvidence",
     "ContradictionSummary",
     "CorpusContradiction",
-    "Evidence",
     "KindTrial",
     "locate_evidence",
     "passage_with_context",

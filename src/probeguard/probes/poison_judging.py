@@ -10,8 +10,8 @@ from probeguard.core.estimate import Estimate
 from probeguard.core.pipeline import PipelineOutput
 from probeguard.core.records import CaseRecord
 from probeguard.models.prompts import looks_like_refusal
+from probeguard.nlp.obfuscation import fold
 from probeguard.nlp.text import contains_answer, normalize_answer
-from probeguard.probes import poison_texts as texts
 from probeguard.probes.models import EvidenceModel, ProbeEvidence, ProbeSummary, SummaryModel
 from probeguard.probes.poison_signals import Signal, signal_in
 from probeguard.stats import bootstrap_mean, proportion
@@ -130,7 +130,7 @@ def judge_style(
     if "blob" in meta:
         result["payload_quoted"] = _quotes_blob(out.answer, str(meta["blob"]))
     if "parts" in meta:
-        folded = texts.fold(out.answer).lower()
+        folded = fold(out.answer).lower()
         result["parts_quoted"] = all(str(p).lower() in folded for p in meta["parts"])
     if clean_why is not None or clean is None:
         return _result("unscored", clean_why or "clean call missing", **result)

@@ -11,8 +11,8 @@ from typing import Any
 
 from probeguard.core.documents import Document
 from probeguard.nlp.mentions import number_mentions
+from probeguard.nlp.obfuscation import fold
 from probeguard.nlp.text import contains_answer
-from probeguard.probes import poison_texts as texts
 from probeguard.probes.hijack_texts import find_canary
 
 __all__ = ["SIGNAL_KINDS", "Signal", "SignalCorpus", "signal_in", "signal_matches"]
@@ -77,10 +77,10 @@ def signal_matches(kind: str, value: str, folded: str) -> bool:
 
 
 def signal_in(text: str, signal: Signal | Mapping[str, Any]) -> bool:
-    """True when ``text`` (folded: see ``poison_texts.fold``) carries the signal or one of
+    """True when ``text`` (folded: see ``nlp.obfuscation.fold``) carries the signal or one of
     its ``also`` values (matching rules in ``probeguard.probes.poisoning``)."""
     sig = signal if isinstance(signal, Signal) else Signal.from_dict(signal)
-    folded = texts.fold(text)
+    folded = fold(text)
     return any(signal_matches(k, v, folded) for k, v in sig.pairs())
 
 
@@ -89,7 +89,7 @@ class SignalCorpus:
     compact text, so that a mutation can avoid every number of the corpus cheaply)."""
 
     def __init__(self, documents: Sequence[Document]) -> None:
-        self.texts = [texts.fold(d.title + "\n" + d.text) for d in documents]
+        self.texts = [fold(d.title + "\n" + d.text) for d in documents]
         self.documents = documents
         self._numbers: str | None = None
 

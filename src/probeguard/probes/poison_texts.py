@@ -1,6 +1,6 @@
-"""The texts of the corpus-poisoning probe's planted documents, one function per style, and
-the text folding its judge uses (``fold``: NFKC, zero-width characters dropped, homoglyphs
-mapped back to Latin letters). Pure functions: every random choice comes from the
+"""The texts of the corpus-poisoning probe's planted documents, one function per style (the
+obfuscated ones disguise with ``nlp.obfuscation``'s zero-width characters and homoglyphs,
+which its ``fold`` undoes for the judge). Pure functions: every random choice comes from the
 ``numpy.random.Generator`` passed in. The templates are documented in
 ``probeguard.probes.poisoning``.
 """
@@ -13,20 +13,17 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from probeguard.nlp.obfuscation import HOMOGLYPHS, ZERO_WIDTH, fold
+from probeguard.nlp.obfuscation import HOMOGLYPHS, ZERO_WIDTH
 
 __all__ = [
-    "HOMOGLYPHS",
     "NEWS",
     "STYLES",
-    "ZERO_WIDTH",
     "base64_blob",
     "base64_payload",
     "buried_in_news",
     "canary_leak",
     "direct_instruction",
     "false_fact",
-    "fold",
     "note_to_assistant",
     "obfuscate",
     "obfuscated",

@@ -124,7 +124,6 @@ from probeguard.probes.base import (
     question_groups,
 )
 from probeguard.probes.hijack_judging import (
-    OUTCOMES,
     HijackEvidence,
     HijackSummary,
     StyleRates,
@@ -138,9 +137,7 @@ from probeguard.probes.hijack_texts import (
     SourceFinder,
     canary_token,
     control_document,
-    find_canary,
     hijack_document,
-    quotes_only,
     relevant_sentences,
     topic_of,
 )
@@ -150,15 +147,12 @@ __all__ = [
     "CONTROL_ROLE",
     "HijackEvidence",
     "HijackSummary",
-    "OUTCOMES",
     "PromptHijack",
     "STYLES",
     "SourceFinder",
     "canary_token",
     "control_document",
-    "find_canary",
     "hijack_document",
-    "quotes_only",
     "relevant_sentences",
     "strip_citations",
     "topic_of",

@@ -95,37 +95,10 @@ from probeguard.probes.base import (
     probe,
 )
 from probeguard.probes.models import ProbeEvidence, ProbeSummary, SummaryModel
-from probeguard.probes.unanswerable_questions import (
-    CATEGORIES,
-    CITIES,
-    COUNTRIES,
-    FAR_MISS_QUESTIONS,
-    GROUPS,
-    NAMES,
-    PLACES,
-    PRODUCTS,
-    Swap,
-    far_miss_questions,
-    near_miss_swap,
-)
+from probeguard.probes.unanswerable_questions import far_miss_questions, near_miss_swap
 from probeguard.stats import wilson
 
-__all__ = [
-    "CATEGORIES",
-    "CITIES",
-    "COUNTRIES",
-    "FAR_MISS_QUESTIONS",
-    "GROUPS",
-    "KINDS",
-    "NAMES",
-    "OUTCOMES",
-    "PLACES",
-    "PRODUCTS",
-    "Swap",
-    "Unanswerable",
-    "far_miss_questions",
-    "near_miss_swap",
-]
+__all__ = ["KINDS", "OUTCOMES", "Unanswerable"]
 
 KINDS = ("near_miss", "far_miss", "golden")
 OUTCOMES = ("refused", "fabricated", "unscored")

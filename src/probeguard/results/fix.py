@@ -19,6 +19,7 @@ __all__ = [
     "FixEntry",
     "FixRule",
     "FixTarget",
+    "FixVerdict",
     "GoldenChange",
     "ProbeChange",
     "TargetRow",
@@ -30,6 +31,18 @@ FIX_VERSION = 2
 """1: the first; 2: the shared header (``kind``, ``probeguard_version`` added)."""
 
 _FROZEN = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=True)
+
+FixVerdict = Literal[
+    "verified",
+    "partial",
+    "no_effect",
+    "adds_false_refusals",
+    "refuses_everything",
+    "unscored",
+    "not_applicable",
+    "error",
+]
+"""A fix's verdict (``engine.fixes.verdict``)."""
 
 
 class BeforeAfter(BaseModel):
@@ -140,7 +153,7 @@ class BenignChange(BaseModel):
     resolved: list[str]
     """Refused before, answer after (by id)."""
     tolerance: int
-    """New false refusals a fix may add unremarked (``fixes.verdict``)."""
+    """New false refusals a fix may add unremarked (``engine.fixes.verdict``)."""
 
 
 class FixEntry(BaseModel):
@@ -161,16 +174,7 @@ class FixEntry(BaseModel):
     conflicts: list[dict[str, Any]] = Field(default_factory=list)
     """``{path, kept, dropped}`` where merged patches disagree (``combined``)."""
     targets: list[FixTarget]
-    verdict: Literal[
-        "verified",
-        "partial",
-        "no_effect",
-        "adds_false_refusals",
-        "refuses_everything",
-        "unscored",
-        "not_applicable",
-        "error",
-    ]
+    verdict: FixVerdict
     reason: str
     pipeline_fingerprint: str | None = None
     """The patched pipeline's fingerprint."""
@@ -205,7 +209,7 @@ class FixEntry(BaseModel):
 
 
 class FixRule(BaseModel):
-    """The verdict rule's parameters (``fixes.verdict``)."""
+    """The verdict rule's parameters (``engine.fixes.verdict``)."""
 
     model_config = _FROZEN
 

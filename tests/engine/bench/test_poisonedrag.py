@@ -16,6 +16,11 @@ from probeguard.cli.main import cli
 from probeguard.core.errors import InputError
 from probeguard.engine.bench.poisonedrag import (
     BACKENDS,
+    render_table,
+    run_poisonedrag,
+    summarize,
+)
+from probeguard.engine.bench.poisonedrag_data import (
     PoisonTarget,
     build_cases,
     build_corpus,
@@ -25,9 +30,6 @@ from probeguard.engine.bench.poisonedrag import (
     match_targets,
     poison_doc_id,
     question_key,
-    render_table,
-    run_poisonedrag,
-    summarize,
 )
 from probeguard.nlp.text import contains_answer
 

@@ -37,29 +37,16 @@ from pathlib import Path
 from typing import Any
 
 from probeguard._version import __version__
-from probeguard.core.artifacts import artifact_json
 from probeguard.core.documents import corpus_fingerprint
 from probeguard.core.errors import InputError
 from probeguard.core.pipeline import PipelineOutput
 from probeguard.core.records import CaseRecord, RunHeader
 from probeguard.engine.bench.poisonedrag_data import (
-    NQ_FILE,
-    ORACLE_FILE,
     MatchedTarget,
-    OracleItem,
-    PoisonTarget,
     build_cases,
     build_corpus,
-    data_files,
-    default_data_dir,
-    load_nq_open_oracle,
-    load_poisonedrag,
     load_targets,
-    match_targets,
-    oracle_doc_id,
     poison_doc_id,
-    poison_documents,
-    question_key,
 )
 from probeguard.engine.stages import build_runner, execute
 from probeguard.log.writer import RunLogWriter
@@ -77,27 +64,10 @@ __all__ = [
     "BACKENDS",
     "EMBEDDERS",
     "GENERATORS",
-    "NQ_FILE",
-    "ORACLE_FILE",
     "PAPER",
     "SERIAL_GENERATORS",
     "BenchResult",
     "BenchRow",
-    "MatchedTarget",
-    "OracleItem",
-    "PoisonTarget",
-    "build_cases",
-    "build_corpus",
-    "data_files",
-    "default_data_dir",
-    "load_nq_open_oracle",
-    "load_poisonedrag",
-    "load_targets",
-    "match_targets",
-    "oracle_doc_id",
-    "poison_doc_id",
-    "poison_documents",
-    "question_key",
     "reference_config",
     "render_table",
     "run_poisonedrag",
@@ -115,8 +85,7 @@ GENERATORS: dict[str, dict[str, Any]] = {
 """Named generator presets for ``--generators``. SmolLM2 answers in at most 64 tokens (its
 answer comes first; past it, it tends to recite the contexts, which costs ~0.2 s a token on a
 shared 2-core machine and echoes the passages into the answer) and decodes with one pinned
-thread: part
-of the cache key, so a cached answer does not depend on the machine's CPU count, and on a
+thread: part of the cache key, so a cached answer does not depend on the machine's CPU count, and on a
 shared 2-core machine one thread measured 2-3x faster per answer than two (4.6-5.9 s vs
 10.6-17.2 s on a 270-token prompt at load average 6.6)."""
 
@@ -279,10 +248,6 @@ class BenchResult:
                 ],
             }
         )
-
-    def to_json(self) -> dict[str, Any]:
-        """``bench.json``'s data (NaN written as null)."""
-        return artifact_json(self.artifact())
 
 
 def reference_config(

@@ -4,16 +4,10 @@ failure rate and the false refusals before and after (``verify``), with a verdic
 (``verdict``). ``probeguard fix RUN_DIR`` writes ``RUN_DIR/fix/fix.json`` and ``fix.md``.
 """
 
+from probeguard.engine.fixes.collect import Fix, collect_fixes, load_run
 from probeguard.engine.fixes.patch import apply_patch, merge_patches, parse_patch_option
 from probeguard.engine.fixes.verdict import VERDICTS, FixCounts, decide_fix
-from probeguard.engine.fixes.verify import (
-    Fix,
-    FixRun,
-    collect_fixes,
-    load_run,
-    verify_fixes,
-    write_fix,
-)
+from probeguard.engine.fixes.verify import FixRun, verify_fixes, write_fix
 
 __all__ = [
     "Fix",

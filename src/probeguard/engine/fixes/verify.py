@@ -77,21 +77,9 @@ from probeguard.engine.fixes.measure import load_context, measure_fix
 from probeguard.engine.fixes.patch import apply_patch
 from probeguard.engine.fixes.verdict import SHARP, TOLERANCE
 from probeguard.reports.fix_markdown import render_fix_markdown
-from probeguard.results.fix import FIX_VERSION, FixArtifact, FixEntry, FixRule
+from probeguard.results.fix import FixArtifact, FixEntry, FixRule
 
-__all__ = [
-    "COMBINABLE",
-    "FIX_JSON",
-    "FIX_MD",
-    "FIX_VERSION",
-    "Fix",
-    "FixRun",
-    "all_failures",
-    "collect_fixes",
-    "load_run",
-    "verify_fixes",
-    "write_fix",
-]
+__all__ = ["FIX_JSON", "FIX_MD", "FixRun", "verify_fixes", "write_fix"]
 
 FIX_JSON = "fix.json"
 FIX_MD = "fix.md"
@@ -194,7 +182,6 @@ def verify_fixes(
     for e in entries:
         verdicts[e.verdict] = verdicts.get(e.verdict, 0) + 1
     artifact = FixArtifact(
-        version=FIX_VERSION,
         probeguard_version=__version__,
         pipeline_name=run.pipeline_name,
         pipeline_fingerprint=run.pipeline_fingerprint,

@@ -1,7 +1,7 @@
 """Near-duplicate suppression: a retrieved chunk nearly identical to a higher-ranked chunk of
 *another* document is dropped (overlapping chunks of one document are normal and kept).
 
-Two chunks are near-duplicates when their word 3-shingle sets ``A``, ``B`` (``text.words``,
+Two chunks are near-duplicates when their word 3-shingle sets ``A``, ``B`` (``nlp.text.words``,
 so lower-cased, punctuation dropped) satisfy::
 
     containment(A, B) = |A ∩ B| / min(|A|, |B|)  ≥  NEAR_DUPLICATE  (0.8)
