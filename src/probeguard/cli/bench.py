@@ -1,4 +1,4 @@
-"""``probeguard bench``: the public benchmarks (HotpotQA, PoisonedRAG)."""
+"""``probeguard bench``: the public benchmarks (HotpotQA, PoisonedRAG, the judge check)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from probeguard.cli.common import fail, progress_bar
 from probeguard.core.artifacts import write_artifact
 from probeguard.core.errors import ProbeGuardError
 from probeguard.core.io import atomic_write_text
-from probeguard.engine.bench import hotpotqa, poisonedrag, poisonedrag_data
+from probeguard.engine.bench import hotpotqa, judge, judge_data, poisonedrag, poisonedrag_data
 
 __all__ = ["bench"]
 
@@ -203,3 +203,74 @@ def bench_poisonedrag(
         f"{calls} pipeline calls, {hits} cache hits; table: {out_dir / 'bench.md'}; "
         f"result: {out_dir / 'bench.json'}"
     )
+
+
+@bench.command(name="judge")
+@click.option(
+    "--data-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Folder holding halueval/qa_one_turn.jsonl and xquad_en/xquad.en.json (default: "
+    "$PROBEGUARD_SHARED_DATA or ../shared/data).",
+)
+@click.option(
+    "--halueval",
+    "halueval_limit",
+    type=int,
+    help="A seeded draw of N HaluEval questions (default: all 500).",
+)
+@click.option(
+    "--xquad",
+    "xquad_limit",
+    type=int,
+    help="A seeded draw of N XQuAD questions (default: all 1,190).",
+)
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option(
+    "--resamples", type=int, default=judge.RESAMPLES, show_default=True, help="Bootstrap resamples."
+)
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("runs/bench-judge"),
+    show_default=True,
+)
+def bench_judge(
+    data_dir: Path | None,
+    halueval_limit: int | None,
+    xquad_limit: int | None,
+    seed: int,
+    resamples: int,
+    out_dir: Path,
+) -> None:
+    """The offline judge beside string baselines (verbatim containment, token overlap) on
+    records with labels known by construction: HaluEval right vs hallucinated answers, XQuAD
+    gold answers over gold or swapped paragraphs. Calls no pipeline."""
+    root = data_dir or judge_data.default_data_dir()
+    files = [root / judge_data.HALUEVAL_FILE, root / judge_data.XQUAD_FILE]
+    if not any(p.is_file() for p in files):
+        click.echo(
+            f"skipped: judge benchmark data not found ({', '.join(str(p) for p in files)}); "
+            "give --data-dir or set PROBEGUARD_SHARED_DATA to the folder that holds "
+            "halueval/ and xquad_en/"
+        )
+        return
+    for p in files:
+        if not p.is_file():
+            click.echo(f"note: {p} not found; that part is skipped")
+    try:
+        result = judge.run_judge(
+            root,
+            halueval_limit=halueval_limit,
+            xquad_limit=xquad_limit,
+            seed=seed,
+            resamples=resamples,
+        )
+    except ProbeGuardError as exc:
+        fail(str(exc))
+        return
+    table = judge.render_table(result)
+    atomic_write_text(out_dir / "bench.md", table)
+    write_artifact(out_dir / "bench.json", result)
+    click.echo(table)
+    click.echo(f"table: {out_dir / 'bench.md'}; result: {out_dir / 'bench.json'}")

@@ -33,7 +33,7 @@ from probeguard.core.pipeline import Context, Pipeline
 from probeguard.core.records import CaseRecord
 from probeguard.corpus.loaders import load_corpus
 from probeguard.dataset.eval_records import EvalRecord, load_eval_records
-from probeguard.detectors.factory import build_judges
+from probeguard.detectors.factory import Judges, build_judges
 from probeguard.engine.stages import build_pipeline, build_runner, demo_data_dir, execute
 from probeguard.metrics.golden import threshold_report
 from probeguard.metrics.standard import METRICS, MetricScore, score_standard, unscored
@@ -41,7 +41,7 @@ from probeguard.metrics.summary import MetricsSummary, summarize_values
 from probeguard.reports.eval_markdown import render_eval_markdown
 from probeguard.results.eval import EvalArtifact, EvalPipeline, EvalRecordResult
 
-__all__ = ["EVAL_JSON", "EVAL_MD", "EvalResult", "evaluate"]
+__all__ = ["EVAL_JSON", "EVAL_MD", "EvalResult", "evaluate", "score_record"]
 
 EVAL_JSON = "eval.json"
 EVAL_MD = "eval.md"
@@ -143,7 +143,7 @@ def evaluate(
     results: list[EvalRecordResult] = []
     rows: list[dict[str, float]] = []
     for record in records:
-        result, values = _score(record, answered.outputs.get(record.id), judges)
+        result, values = score_record(record, answered.outputs.get(record.id), judges)
         results.append(result)
         rows.append(values)
     summary = MetricsSummary.model_validate(
@@ -172,9 +172,13 @@ def evaluate(
     return EvalResult(artifact, out)
 
 
-def _score(
-    record: EvalRecord, case: CaseRecord | None, judges: Any
+def score_record(
+    record: EvalRecord, case: CaseRecord | None, judges: Judges
 ) -> tuple[EvalRecordResult, dict[str, float]]:
+    """Score one record as ``probeguard eval`` does: its own answer and contexts (or the
+    pipeline's, from ``case``) through ``score_standard``; a failed pipeline call gives every
+    metric NaN with the error as reason. Returns the saved result and each metric's value
+    (NaN when unscored). Calls no pipeline (``bench judge`` times this per record)."""
     base: dict[str, Any] = {
         "id": record.id,
         "source": record.source,

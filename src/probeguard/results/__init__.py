@@ -1,6 +1,6 @@
 """The typed results a run saves and the reports render: ``run.json`` (``RunLog``),
 ``eval.json`` (``EvalArtifact``), ``fix.json`` (``FixArtifact``), ``comparison.json``
-(``Comparison``) and ``bench.json`` (``PoisonedRagBench``). Each inherits the shared
+(``Comparison``) and ``bench.json`` (``PoisonedRagBench``; ``JudgeBench`` for ``bench judge``). Each inherits the shared
 ``core.artifacts.ArtifactHeader``; ``ARTIFACTS`` maps each ``kind`` to its model (what
 ``probeguard schema KIND`` prints).
 
@@ -15,7 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from probeguard.results.bench import PoisonedRagBench
+from probeguard.results.bench import JudgeBench, PoisonedRagBench
 from probeguard.results.eval import EvalArtifact
 from probeguard.results.fix import FixArtifact
 from probeguard.results.run import RunLog, RunSummary, load_run_log
@@ -26,6 +26,7 @@ __all__ = [
     "Comparison",
     "EvalArtifact",
     "FixArtifact",
+    "JudgeBench",
     "PoisonedRagBench",
     "RunLog",
     "RunSummary",
@@ -39,6 +40,7 @@ ARTIFACTS: dict[str, type[BaseModel]] = {
     "fix": FixArtifact,
     "sweep": Comparison,
     "bench": PoisonedRagBench,
+    "bench-judge": JudgeBench,
 }
 """Artefact kind → its model."""
 
