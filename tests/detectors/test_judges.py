@@ -68,6 +68,85 @@ def test_offline_cells(claim: str, chunk: Context, label: str) -> None:
         assert v.evidence and chunk.text[v.span[0] : v.span[1]] == v.evidence
 
 
+# Real sentences of the shared data (copied: the tests do not need the data). XQuAD
+# (CC BY-SA 4.0): Oxygen, Carolina_Panthers, Jacksonville,_Florida, Scottish_Parliament;
+# HaluEval qa_one_turn (MIT; HotpotQA paragraphs): rows 8, 314 and 0.
+PRIESTLEY = (
+    "Oxygen was discovered independently by Carl Wilhelm Scheele, in Uppsala, in 1773 or "
+    "earlier, and Joseph Priestley in Wiltshire, in 1774, but Priestley is often given priority "
+    "because his work was published first."
+)
+KUECHLY = (
+    "Davis compiled 5½ sacks, four forced fumbles, and four interceptions, while Kuechly led "
+    "the team in tackles (118) forced two fumbles, and intercepted four passes of his own."
+)
+HOUSEHOLDS = (
+    "There were 158,349 households, of which 68,511 (43.3%) had children under the age of 18 "
+    "living in them, 69,284 (43.8%) were opposite-sex married couples living together, 30,547 "
+    "(19.3%) had a female householder with no husband present, 11,698 (7.4%) had a male "
+    "householder with no wife present."
+)
+JACKSONVILLE = (
+    "Consolidation gave Jacksonville its great size and placed most of its metropolitan "
+    "population within the city limits; with an estimated population of 853,382 in 2014, it is "
+    "the most populous city proper in Florida and the Southeast, and the 12th most populous in "
+    "the United States."
+)
+AMENDMENTS = "Minor amendments were made during the 1960s and 1970s."
+ANUBIS = "It first aired in September 2006 and the last episode was broadcast on December 4, 2009."
+FREDERICK = (
+    'Frederick II (German: "Friedrich" ; 24 January 171217 August 1786) was King of Prussia '
+    "from 1740 until 1786, the longest reign of any Hohenzollern king."
+)
+HOSPITAL = (
+    "The George Washington University Hospital is located in Washington, D.C. in the United States."
+)
+
+
+@pytest.mark.parametrize(
+    "claim, text, label",
+    [
+        # a bare year against the same year after a cue word ("in 1774"), or in a calendar date
+        ("1774.", PRIESTLEY, "supported"),
+        ("Joseph Priestley recognised oxygen in 1774.", PRIESTLEY, "supported"),
+        ("1775", PRIESTLEY, "contradicted"),
+        ("2006", ANUBIS, "supported"),
+        ("It first aired in 2008.", ANUBIS, "contradicted"),
+        ("1786", FREDERICK, "supported"),
+        ("1790", FREDERICK, "contradicted"),
+        # numbers in brackets, ordinals, decades and percentages, on both sides
+        ("118", KUECHLY, "supported"),
+        ("Kuechly led the team in tackles with 118.", KUECHLY, "supported"),
+        ("119", KUECHLY, "unsupported"),
+        ("19.3%", HOUSEHOLDS, "supported"),
+        ("19.3", HOUSEHOLDS, "unsupported"),  # a plain number does not assert a percentage
+        ("12th", JACKSONVILLE, "supported"),
+        ("12", JACKSONVILLE, "unsupported"),  # nor a count an ordinal
+        (
+            "Jacksonville is the 13th most populous city in the United States.",
+            JACKSONVILLE,
+            "contradicted",
+        ),
+        ("1970s", AMENDMENTS, "supported"),
+        ("the 1960s and 1970s", AMENDMENTS, "supported"),
+        ("1980s", AMENDMENTS, "contradicted"),
+        ("1970", AMENDMENTS, "unsupported"),  # a year is not its decade
+        # an abbreviation with dots is one name, as in the sentence's words
+        ("Washington, D.C.", HOSPITAL, "supported"),
+        ("The hospital is located in Washington, D.C.", HOSPITAL, "supported"),
+        ("The hospital is located in Georgetown.", HOSPITAL, "unsupported"),
+    ],
+)
+def test_offline_years_numbers_and_abbreviations_from_the_shared_data(claim, text, label):
+    v = OFFLINE.judge_pair(claim, Context("c", text))
+    assert v.label == label, v
+
+
+def test_offline_year_contradiction_names_both_years():
+    v = OFFLINE.judge_pair("1790", Context("c", FREDERICK))
+    assert "'1790'" in v.reason and "1786" in v.reason
+
+
 def test_offline_contradiction_names_both_values():
     v = OFFLINE.judge_pair("Customers may return items within 45 days of delivery.", REFUND)
     assert "'45 days'" in v.reason and "'30 days'" in v.reason

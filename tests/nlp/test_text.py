@@ -9,6 +9,8 @@ from probeguard.nlp.text import (
     SENTENCE_MEMO_SIZE,
     sentence_spans,
     split_sentences,
+    word_spans,
+    words,
 )
 
 TEXT = "Dr. Varda built the hygrograph in 1879. It is kept in Marrowby.\n\nOpening hours"
@@ -60,3 +62,10 @@ def test_a_long_text_is_split_without_the_memo():
     assert (after.hits, after.misses) == (before.hits, before.misses)
     assert len(spans) == text.count(".")
     assert spans == list(text_module._segment(text))
+
+
+def test_abbreviations_with_dots_are_one_word():
+    # HaluEval qa_one_turn (HotpotQA paragraph), copied
+    text = "The George Washington University Hospital is located in Washington, D.C."
+    assert words(text)[-2:] == ["washington", "d.c"]
+    assert word_spans(text)[-1] == ("D.C", len(text) - 4, len(text) - 1)

@@ -13,12 +13,19 @@ sentence before it (one-step anaphora, as in the extractive generator)::
     cov(c, s_j) = (|T ∩ S_j| + 0.75·|T ∩ (P_j − S_j)|) / |T|
 
 * **about**: ``cov ≥ about`` (default 0.5) — the sentence talks about the claim.
+* **numbers, years and dates** are read the same way in the claim and in ``s_j``:
+  ``number_mentions(every_kind=True)`` (plain, currency, percent, and years — "1774." as much
+  as "in 1774" — ordinals "12th", decades "1970s", numbers in brackets "(118)"); calendar
+  dates (a month or a day: ``date_mentions``) are compared field by field, and the year of a
+  calendar date also matches a claim year.
 * **conflicts** of an *about* sentence that holds every capitalised name of the claim
-  (claim-initial word and dates excluded): a claim number with no equal number in ``s_j``
-  (``number_mentions``; percent only equals percent) while ``s_j`` holds a different number
-  of the same kind before the same unit word (the next content word: "45 days" vs "30 days";
-  "$12 per month" vs "$15 per month"); a claim date that disagrees with a date of ``s_j`` on a
-  field both carry, when none of its dates agrees (``date_mentions``); or, when
+  (claim-initial word and dates excluded; names are ``words`` tokens, so "D.C." is one):
+  a claim number with no equal number in ``s_j`` (``same_number``: percent only equals
+  percent, ordinal ordinal, decade decade) while ``s_j`` holds a different number of the same
+  kind before the same unit word (the next content word: "45 days" vs "30 days";
+  "$12 per month" vs "$15 per month"); a claim year none of whose equals is in ``s_j`` while
+  ``s_j`` holds another year (alone or in a calendar date); a claim calendar date that
+  disagrees with a date or year of ``s_j`` on a field both carry, when none agrees; or, when
   ``cov ≥ support``, a different negation parity (``negation_parity``: "are not refundable"
   vs "are refundable") between the claim and the clause of ``s_j`` (``clause_spans``) that
   holds most of its words.
@@ -26,7 +33,7 @@ sentence before it (one-step anaphora, as in the extractive generator)::
   date matched in it, every claim name in ``S_j ∪ P_j``, and no conflict.
 * **contradicted**: otherwise, when some *about* sentence has a conflict.
 * **unsupported**: otherwise; the evidence is the sentence of highest ``cov``.
-* **unscored**: ``T(c)`` is empty and the claim holds no number or date.
+* **unscored**: ``T(c)`` is empty and the claim holds no number (of any kind) or date.
 
 ``score`` is the deciding sentence's ``cov``. Names are compared as stems, so a name missing
 from the chunk makes a claim unsupported, never contradicted: "We ship to Brazil" against
@@ -51,21 +58,23 @@ from probeguard.detectors.claims import AtomicClaim, clause_spans
 from probeguard.detectors.judges import Judgment, Relevance, Verdict, as_contexts, claim_texts
 from probeguard.nlp.mentions import (
     NEGATION_CUES,
+    DateMention,
+    NumberMention,
     date_mentions,
     negation_parity,
     number_mentions,
+    same_kind,
     same_number,
 )
 from probeguard.nlp.stemming import stem
 from probeguard.nlp.support import analysed_sentences, support_scores
-from probeguard.nlp.text import STOPWORDS, content_words, words
+from probeguard.nlp.text import STOPWORDS, content_words, word_spans, words
 
 __all__ = ["OfflineJudge", "best_sentence"]
 
 _LIGHT = frozenset({"have", "has", "had", "get", "gets", "got"})
 _UNIT_SKIP = frozenset({"per", "a", "an", "the", "of", "each", "every", "in"})
 _ANAPHORA = 0.75
-_NAME = re.compile(r"\b[A-Z][\w'’-]*")
 
 
 def _terms(text: str) -> frozenset[str]:
@@ -80,15 +89,16 @@ def _terms(text: str) -> frozenset[str]:
 
 
 def _names(text: str) -> frozenset[str]:
-    """Stems of capitalised words after the first word, outside dates."""
+    """Stems of capitalised words after the first word, outside dates. The words are
+    ``words``' tokens, as in the sentences' stems: "D.C." is one name, "d.c"."""
     dates = [(d.start, d.end) for d in date_mentions(text)]
     first = re.match(r"\s*\S+", text)
     skip = first.end() if first else 0
     out = set()
-    for m in _NAME.finditer(text):
-        if m.start() < skip or any(s <= m.start() < e for s, e in dates):
+    for token, start, _ in word_spans(text):
+        if not token[0].isupper() or start < skip or any(s <= start < e for s, e in dates):
             continue
-        w = m.group(0).lower()
+        w = token.lower()
         if w not in STOPWORDS:
             out.add(stem(w))
     return frozenset(out)
@@ -147,19 +157,50 @@ def _with_unit(text: str, start: int, end: int) -> str:
     return text[start : end + (m.end() if m else 0)]
 
 
+def _numbers(text: str) -> list[NumberMention]:
+    """Every number mention a claim can assert (``every_kind``: years, ordinals, decades and
+    numbers in brackets too), read the same way in a claim and in a sentence."""
+    return number_mentions(text, every_kind=True)
+
+
+def _calendar_dates(text: str) -> list[DateMention]:
+    """Dates with a month or a day; a year alone is a year mention (``_numbers``)."""
+    return [d for d in date_mentions(text) if d.format != "y"]
+
+
+def _years(text: str) -> list[tuple[int, int, int]]:
+    """``(year, start, end)`` of every year of ``text``: its year mentions and the years of
+    its calendar dates."""
+    out = [(int(n.value), n.start, n.end) for n in _numbers(text) if n.kind == "year"]
+    out += [(d.year, d.start, d.end) for d in _calendar_dates(text) if d.year is not None]
+    return sorted(out, key=lambda y: y[1])
+
+
 def _number_check(claim: str, sentence: str) -> tuple[bool, list[str]]:
-    """(every claim number has an equal one in the sentence, conflicts)."""
-    mine, theirs = number_mentions(claim), number_mentions(sentence)
+    """(every claim number has an equal one in the sentence, conflicts). A claim year is
+    also matched by a calendar date of that year, and conflicts with any other year of the
+    sentence; other numbers conflict with a number of the same kind before the same unit
+    word."""
+    mine, theirs = _numbers(claim), _numbers(sentence)
+    years = _years(sentence) if any(n.kind == "year" for n in mine) else []
     matched, conflicts = True, []
     for n in mine:
-        if any(same_number(m, n) for m in theirs):
+        if any(same_number(m, n) for m in theirs) or (
+            n.kind == "year" and any(y == n.value for y, _, _ in years)
+        ):
             continue
         matched = False
+        if n.kind == "year":
+            if years:
+                _, ys, ye = years[0]
+                conflicts.append(
+                    f"the claim says '{claim[n.start : n.end]}' where "
+                    f"the context says '{sentence[ys:ye]}'"
+                )
+            continue
         unit = _unit_after(claim, n.end)
         for m in theirs:
-            if (m.kind == "percent") == (n.kind == "percent") and _unit_after(
-                sentence, m.end
-            ) == unit:
+            if same_kind(m, n) and m.kind != "year" and _unit_after(sentence, m.end) == unit:
                 conflicts.append(
                     f"the claim says '{_with_unit(claim, n.start, n.end)}' where "
                     f"the context says '{_with_unit(sentence, m.start, m.end)}'"
@@ -169,24 +210,33 @@ def _number_check(claim: str, sentence: str) -> tuple[bool, list[str]]:
 
 
 def _date_check(claim: str, sentence: str) -> tuple[bool, list[str]]:
-    mine, theirs = date_mentions(claim), date_mentions(sentence)
+    """(every calendar date of the claim agrees with one of the sentence on every field it
+    carries, conflicts). The sentence's years count as dates with a year only."""
+    mine = _calendar_dates(claim)
+    if not mine:
+        return True, []
+    theirs = [(m.fields(), m.start, m.end) for m in _calendar_dates(sentence)]
+    theirs += [
+        ({"year": int(n.value), "month": None, "day": None}, n.start, n.end)
+        for n in _numbers(sentence)
+        if n.kind == "year"
+    ]
     matched, conflicts = True, []
     for d in mine:
         df = d.fields()
         ok, clash = False, None
-        for m in theirs:
-            mf = m.fields()
+        for mf, ms, me in theirs:
             shared = [f for f in df if df[f] is not None and mf[f] is not None]
             if not shared:
                 continue
             if all(df[f] == mf[f] for f in shared):
                 ok = ok or all(mf[f] is not None for f in df if df[f] is not None)
             elif clash is None:
-                clash = m
+                clash = (ms, me)
         if not ok and clash is not None:
             conflicts.append(
                 f"the claim says '{claim[d.start : d.end]}' where the context "
-                f"says '{sentence[clash.start : clash.end]}'"
+                f"says '{sentence[clash[0] : clash[1]]}'"
             )
         matched = matched and ok
     return matched, conflicts
@@ -211,7 +261,9 @@ class OfflineJudge:
     idf-weighted support for a statement to be relevant to a question."""
 
     name = "offline"
-    version = 1
+    version = 2
+    """Bumped when a rule changes verdicts (2: years, ordinals, decades and numbers in
+    brackets read alike in claim and context; dotted abbreviations one name)."""
 
     def __init__(self, support: float = 0.75, about: float = 0.5, relevance: float = 0.35) -> None:
         if not 0.0 < about <= support <= 1.0:
@@ -253,7 +305,7 @@ class OfflineJudge:
 
     def _cell(self, claim: str, ctx: Context, sentences: list[_Sentence]) -> Verdict:
         terms = _terms(claim)
-        if not terms and not number_mentions(claim) and not date_mentions(claim):
+        if not terms and not _numbers(claim) and not date_mentions(claim):
             return Verdict(
                 "unscored",
                 chunk_id=ctx.chunk_id,

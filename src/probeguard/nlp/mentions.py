@@ -4,9 +4,18 @@ offline claim judge, the conflict defence and the contradiction probe's mutation
 * Numbers (``number_mentions``): digits with thousands separators and decimals
   (``1,299.00``), currency (``$ € £`` or a following "dollars"/"euros"/"pounds"), percent
   (``%``, "percent", "per cent") and number words up to 99 ("thirty", "forty-five"; "one"
-  alone is left out, being far more often a pronoun). Numbers inside phone numbers and
-  identifiers (``555-0147``) and, by default, inside dates are not numeric mentions.
-  ``same_number``: the same value, percent only matching percent.
+  alone is left out, being far more often a pronoun); a number in brackets counts
+  ("tackles (118)", "(19.3%)"). Numbers inside phone numbers (``555-0147``, the area code of
+  ``(802) 555-0147``) and identifiers and, by default, inside dates are not numeric mentions.
+  With ``every_kind`` (what a claim can assert, read the same way on both sides of a
+  comparison), three more kinds: **years** (every integer 1000–2099 written without
+  separators, currency or percent — "1774." as much as "in 1774" — unless a lower-case
+  content word follows it without a year cue before it: "1500 troops" is a count), only
+  numbers inside *calendar* dates (with a month or a day) being left out; **ordinals**
+  ("12th", "21st"); **decades** ("1970s", value 1970).
+  ``same_number``: the same value and the same kind of quantity (percent only matches
+  percent, ordinal ordinal, decade decade; plain numbers, currency and years match each
+  other: "1,500" is "1500").
 * Dates (``date_mentions``): ``1 March 2024``, ``March 1, 2024``, ``March 2024``, ``1 March``,
   ``2024-03-01`` and bare years 1000–2099, parsed to (year, month, day). A bare year needs a
   cue word before it — "in 1889", "since 2020", "(1903" — so that a quantity such as "costs
@@ -24,18 +33,20 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from probeguard.nlp.text import words
+from probeguard.nlp.text import STOPWORDS, words
 
 __all__ = [
     "MONTHS",
     "NEGATION_CUES",
     "DateMention",
+    "NumberKind",
     "NumberMention",
     "date_mentions",
     "is_negation",
     "negation_parity",
     "number_mentions",
     "number_word",
+    "same_kind",
     "same_number",
 ]
 
@@ -80,15 +91,22 @@ _NUMBER_WORD = re.compile(
     r"|(?P<unit>" + "|".join(sorted(_UNITS, key=len, reverse=True)) + r"))\b",
     re.IGNORECASE,
 )
+# A number closing a bracket that a digit follows is a phone area code: "(802) 555-0147".
 _NUMBER_DIGITS = re.compile(
-    r"(?<![\w.+/:(])(?<!\d-)(?<!\d,)"
+    r"(?<![\w.+/:])(?<!\d-)(?<!\d,)"
     r"(?P<cur>[$€£]\s?)?"
     r"(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)"
-    r"(?!\w|[-/:]\d|[.,]\d|\))"
+    r"(?P<suffix>(?<=1)st|(?<=2)nd|(?<=3)rd|th|(?<=0)'?s)?"
+    r"(?!\w|[-/:]\d|[.,]\d|\)\s?\d)"
     r"(?P<pct>\s?%|\s?per\s?cent\b)?"
     r"(?P<curword>\s(?:dollars?|euros?|pounds?|USD|EUR|GBP)\b)?",
     re.IGNORECASE,
 )
+
+
+NumberKind = Literal["plain", "percent", "currency", "year", "ordinal", "decade"]
+"""What a number mention counts: ``year``, ``ordinal`` and ``decade`` only with
+``number_mentions(..., every_kind=True)``."""
 
 
 @dataclass(frozen=True)
@@ -101,7 +119,7 @@ class NumberMention:
     num_start: int
     num_end: int
     value: float
-    kind: Literal["plain", "percent", "currency"]
+    kind: NumberKind
     decimals: int = 0
     grouped: bool = False
     """Written with thousands separators (``1,299``)."""
@@ -119,10 +137,18 @@ def number_word(value: float) -> str | None:
     return f"{_WORD_OF[n - n % 10]}-{_WORD_OF[n % 10]}"
 
 
-def number_mentions(text: str, *, skip_dates: bool = True) -> list[NumberMention]:
+def number_mentions(
+    text: str, *, skip_dates: bool = True, every_kind: bool = False
+) -> list[NumberMention]:
     """The numbers in ``text``, in order (see the module docstring for what counts).
-    With ``skip_dates`` (default), numbers inside date mentions are left out."""
-    dates = [(d.start, d.end) for d in date_mentions(text)] if skip_dates else []
+    With ``skip_dates`` (default), numbers inside date mentions are left out: inside
+    every date, or with ``every_kind`` only inside calendar dates (a month or a day), a year
+    on its own being a year mention. ``every_kind`` adds years, ordinals and decades."""
+    dates = (
+        [(d.start, d.end) for d in date_mentions(text) if not every_kind or d.format != "y"]
+        if skip_dates
+        else []
+    )
 
     def in_date(s: int, e: int) -> bool:
         return any(s < de and ds < e for ds, de in dates)
@@ -132,15 +158,21 @@ def number_mentions(text: str, *, skip_dates: bool = True) -> list[NumberMention
         s, e = m.span("num")
         if in_date(s, e):
             continue
-        raw = m.group("num")
+        raw, suffix = m.group("num"), m.group("suffix")
         value = float(raw.replace(",", ""))
-        kind: Literal["plain", "percent", "currency"] = "plain"
-        if m.group("pct"):
+        kind: NumberKind = "plain"
+        if suffix:
+            if not every_kind or m.group("cur") or m.group("pct") or "." in raw:
+                continue
+            kind = "ordinal" if suffix[-1] != "s" else "decade"
+        elif m.group("pct"):
             kind = "percent"
         elif m.group("cur") or m.group("curword"):
             kind = "currency"
+        elif every_kind and _is_year(text, raw, m.start(), e):
+            kind = "year"
         decimals = len(raw.split(".")[1]) if "." in raw else 0
-        end = m.end("pct") if m.group("pct") else e
+        end = m.end("pct") if m.group("pct") else m.end("suffix") if suffix else e
         out.append(NumberMention(m.start(), end, s, e, value, kind, decimals, "," in raw))
     for m in _NUMBER_WORD.finditer(text):
         if in_date(*m.span()):
@@ -161,10 +193,33 @@ def number_mentions(text: str, *, skip_dates: bool = True) -> list[NumberMention
     return out
 
 
+_COUNTED = re.compile(r"\s+([a-z][\w'’-]*)")
+
+
+def _is_year(text: str, raw: str, start: int, end: int) -> bool:
+    """A bare integer 1000–2099 is a year ("1774.", "in 1774", "the 1990 World Cup"), unless
+    a lower-case content word follows it with no year cue before it ("1500 troops")."""
+    if not (len(raw) == 4 and _YEAR.fullmatch(raw)):
+        return False
+    counted = _COUNTED.match(text, end)
+    return not counted or counted.group(1) in STOPWORDS or _year_context(text, start)
+
+
+def _kind_class(kind: NumberKind) -> str:
+    return kind if kind in ("percent", "ordinal", "decade") else "quantity"
+
+
 def same_number(a: NumberMention, b: NumberMention) -> bool:
+    """The same value and kind of quantity (module docstring)."""
     if not math.isclose(a.value, b.value, rel_tol=0.0, abs_tol=1e-9):
         return False
-    return (a.kind == "percent") == (b.kind == "percent")
+    return same_kind(a, b)
+
+
+def same_kind(a: NumberMention, b: NumberMention) -> bool:
+    """Comparable quantities: percent with percent, ordinal with ordinal, decade with decade,
+    and plain numbers, currency and years with each other."""
+    return _kind_class(a.kind) == _kind_class(b.kind)
 
 
 # -- dates --------------------------------------------------------------------------------
@@ -189,6 +244,7 @@ _MONTH_NUMBER["Sept"] = 9
 _M = r"(?P<month>" + "|".join(sorted(_MONTH_NUMBER, key=len, reverse=True)) + r")\b\.?"
 _D = r"(?P<day>[0-3]?\d)(?:st|nd|rd|th)?"
 _Y = r"(?P<year>1\d{3}|20\d{2})"
+_YEAR = re.compile(_Y)
 _DATE_PATTERNS = (
     ("dmy", re.compile(r"\b" + _D + r"\s+(?:of\s+)?" + _M + r",?\s+" + _Y + r"\b")),
     ("mdy", re.compile(r"\b" + _M + r"\s+" + _D + r",?\s+" + _Y + r"\b")),

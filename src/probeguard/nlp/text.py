@@ -86,8 +86,14 @@ def _merge_overlaps(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
 
 
 def words(text: str) -> list[str]:
-    """Lower-cased word tokens; numbers keep inner separators ("1,299.00", "2024-03-01")."""
+    """Lower-cased word tokens; numbers keep inner separators ("1,299.00", "2024-03-01") and
+    abbreviations their inner dots ("D.C." is the one word "d.c")."""
     return [w.lower() for w in _WORD.findall(text)]
+
+
+def word_spans(text: str) -> list[tuple[str, int, int]]:
+    """The tokens of ``words`` as written (case kept), each with its span in ``text``."""
+    return [(m.group(0), m.start(), m.end()) for m in _WORD.finditer(text)]
 
 
 STOPWORDS = frozenset(
