@@ -585,3 +585,93 @@ def test_llm_judge_backed_by_local_smollm2():
         v = j.verdicts[0][0]
         assert v.label in (S, C, U) or (v.label == X and v.reason)
         assert 1 <= len(state.bodies) <= 2
+
+
+# -- offline polarity: negation scoped to the claim's predicate ------------------------------
+# Real sentences, copied from the shared data: XQuAD (xquad.en.json) and HaluEval
+# (qa_one_turn.jsonl). Before the fix, a negation anywhere in the matched clause flipped a
+# bare noun phrase, a name or a number ("reducing poverty" was "contradicted").
+BAN_KI_MOON = (  # XQuAD, Economic_inequality
+    'In the words of the Secretary General of the United Nations Ban Ki-Moon: "While '
+    'economic growth is necessary, it is not sufficient for progress on reducing poverty."'
+)
+CHARTER = (  # XQuAD, Teacher
+    "Many charter schools do not require that their teachers be certified, provided they "
+    "meet the standards to be highly qualified as set by No Child Left Behind."
+)
+FRESNO = "Fresno is the largest U.S. city not directly linked to an Interstate highway."
+IQBAL = (  # XQuAD, Islamism
+    "He did not support Indian involvement in World War I and remained in close touch with "
+    "Muslim political leaders such as Muhammad Ali Johar and Muhammad Ali Jinnah."
+)
+CARNES = (  # HaluEval: "No. 1" is a chart position
+    'Carnes\'s 1981 version spent nine weeks at No. 1 on the "Billboard" Hot 100 and was '
+    '"Billboard"\' s biggest hit of 1981.'
+)
+TESLA = (  # XQuAD, Nikola_Tesla (two sentences: the second one's "He" inherits)
+    "Tesla was renowned for his achievements and showmanship, eventually earning him a "
+    'reputation in popular culture as an archetypal "mad scientist". His patents earned him '
+    "a considerable amount of money, much of which was used to finance his own projects "
+    "with varying degrees of success. He lived most of his life in a series of New York "
+    "hotels, through his retirement."
+)
+
+
+@pytest.mark.parametrize(
+    "claim, context, label",
+    [
+        # no predicate (noun phrase, name, number): polarity cannot contradict it
+        ("reducing poverty", BAN_KI_MOON, "supported"),
+        ("United Nations", BAN_KI_MOON, "supported"),
+        ("No Child Left Behind", CHARTER, "supported"),
+        ("Fresno", FRESNO, "supported"),
+        ("nine", CARNES, "supported"),
+        # a predicate: the polarity of the clause that carries it
+        ("Fresno is directly linked to an Interstate highway.", FRESNO, "contradicted"),
+        ("Fresno is not directly linked to an Interstate highway.", FRESNO, "supported"),
+        (
+            "Economic growth is sufficient for progress on reducing poverty.",
+            BAN_KI_MOON,
+            "contradicted",
+        ),
+        ("Economic growth is necessary.", BAN_KI_MOON, "supported"),
+        (IQBAL, IQBAL, "supported"),  # was contradicted: "and remained ..." read as its clause
+        (IQBAL.replace("did not support", "did support"), IQBAL, "contradicted"),
+        ("He remained in close touch with Muslim political leaders.", IQBAL, "supported"),
+        (
+            "Carnes's version spent nine weeks at No. 1 on the Billboard Hot 100.",
+            CARNES,
+            "supported",
+        ),
+        # a negated claim needs a sentence that carries its predicate, never an anaphoric
+        # neighbour that merely shares its words
+        (
+            "Tesla was not renowned for his achievements and showmanship, eventually earning "
+            'him a reputation in popular culture as an archetypal "mad scientist".',
+            TESLA,
+            "contradicted",
+        ),
+        ("Returns are accepted.", "Returns are not accepted.", "contradicted"),
+        ("Returns are not accepted.", "Returns are accepted.", "contradicted"),
+        ("Returns are not accepted.", "Returns are not accepted.", "supported"),
+        (
+            "The company manufactures boots.",
+            "The company does not manufacture boots.",
+            "unsupported",
+        ),
+    ],
+)
+def test_offline_polarity_is_the_predicates(claim: str, context: str, label: str) -> None:
+    v = OFFLINE.judge_pair(claim, context)
+    assert v.label == label, v
+
+
+def test_a_bare_word_answer_is_not_unsupported_by_a_negated_predicate():
+    # XQuAD, Ctenophora: the answer "monophyletic" to "What are cydippids not?"
+    context = (
+        'Evidence accumulating since the 1980s indicates that the "cydippids" are not '
+        "monophyletic, in other words do not include all and only the descendants of a "
+        "single common ancestor."
+    )
+    assert OFFLINE.judge_pair("monophyletic", context).label == "supported"
+    assert OFFLINE.judge_pair("The cydippids are monophyletic.", context).label == "contradicted"

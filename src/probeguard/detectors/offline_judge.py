@@ -26,14 +26,29 @@ sentence before it (one-step anaphora, as in the extractive generator)::
   "$12 per month" vs "$15 per month"); a claim year none of whose equals is in ``s_j`` while
   ``s_j`` holds another year (alone or in a calendar date); a claim calendar date that
   disagrees with a date or year of ``s_j`` on a field both carry, when none agrees; or, when
-  ``cov ≥ support``, a different negation parity (``negation_parity``: "are not refundable"
-  vs "are refundable") between the claim and the clause of ``s_j`` (``clause_spans``) that
-  holds most of its words.
+  ``cov ≥ support``, the opposite **polarity** of a predicate both hold ("are not
+  refundable" vs "are refundable"; below).
 * **supported**: some sentence has ``cov ≥ support`` (default 0.75), every claim number and
-  date matched in it, every claim name in ``S_j ∪ P_j``, and no conflict.
+  date matched in it, every claim name in ``S_j ∪ P_j``, no conflict, and every negated
+  predicate of the claim in ``s_j`` (or, with ``P_j``, the sentence before it).
 * **contradicted**: otherwise, when some *about* sentence has a conflict.
 * **unsupported**: otherwise; the evidence is the sentence of highest ``cov``.
 * **unscored**: ``T(c)`` is empty and the claim holds no number (of any kind) or date.
+
+**Polarity** is read per predicate, never from a negation near the matched words. The
+*predicates* of a text are its verb-ish words (``claims.VERBISH`` or "-ed", auxiliaries
+aside) and the word an auxiliary or copula carries (the first after it that is no
+auxiliary, negation, stopword or adverb: "are not *refundable*", "is no longer *used*"); a
+text whose words are all capitalised is a name and has none. The *polarity* of a word is
+the parity of the negation cues (``negation_cues``: "No. 1" and the "No" of "No Child Left
+Behind" are none) before it in its clause, a clause opening at a ``clause_spans`` cut, at
+``, ; : —`` and at a subordinator ("that", "which", "because", ...). A claim and a sentence
+are opposite when a predicate both hold has opposite polarities (at its predicate
+occurrences, in order, when it is a predicate of both). So a claim without a predicate — a
+noun phrase, a name, a number, as short answers are — is never contradicted by polarity:
+"reducing poverty" is supported by "... it is not sufficient for progress on reducing
+poverty". A claim with no listed verb ("The company manufactures boots") against a sentence
+that negates one of its later words as a predicate ("does not manufacture") is unsupported.
 
 ``score`` is the deciding sentence's ``cov``. Names are compared as stems, so a name missing
 from the chunk makes a claim unsupported, never contradicted: "We ship to Brazil" against
@@ -50,18 +65,20 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from probeguard.core.hashing import digest
 from probeguard.core.pipeline import Context
-from probeguard.detectors.claims import AtomicClaim, clause_spans
+from probeguard.detectors.claims import VERBISH, AtomicClaim, clause_spans
 from probeguard.detectors.judges import Judgment, Relevance, Verdict, as_contexts, claim_texts
 from probeguard.nlp.mentions import (
     NEGATION_CUES,
     DateMention,
     NumberMention,
     date_mentions,
-    negation_parity,
+    is_negation,
+    negation_cues,
     number_mentions,
     same_kind,
     same_number,
@@ -242,16 +259,147 @@ def _date_check(claim: str, sentence: str) -> tuple[bool, list[str]]:
     return matched, conflicts
 
 
-def _local_parity(terms: frozenset[str], sentence: str) -> int:
-    """Negation parity of the clause of ``sentence`` that holds most of ``terms`` (so "X can
-    be refunded; after that Y is not refundable" has a positive clause about X)."""
-    best, parity = -1, negation_parity(sentence)
-    for s, e in clause_spans(sentence):
-        clause = sentence[s:e]
-        hits = len(terms & _terms(clause))
-        if hits > best:
-            best, parity = hits, negation_parity(clause)
-    return parity
+_AUX = frozenset(
+    """is are was were be been being am 's 're has have had do does did can could may might
+must shall should will would isn't aren't wasn't weren't hasn't haven't hadn't doesn't don't
+didn't cannot can't couldn't won't wouldn't shouldn't mustn't mightn't""".split()
+)
+"""Auxiliaries and copulas: the predicate is the word they carry ("are not *refundable*")."""
+_VERB_GROUP = frozenset(
+    """not no never also still always often only even yet longer ever quite very so now then
+once later already long however""".split()
+)
+"""Words skipped between an auxiliary and the word it carries ("is no longer *used*"), with
+any adverb in "-ly" ("are not usually *regulated*")."""
+_SCOPE_WORDS = frozenset(
+    """that which who whom whose where when because although though unless if whereas while
+but since whether until""".split()
+)
+"""Words that open a clause of their own: a negation before them does not reach past them."""
+_SCOPE_MARKS = re.compile(r"[,;:—–]")
+_TOKEN = re.compile(r"\w+(?:[.,'’-]\w+)*")
+
+
+@dataclass(frozen=True)
+class _Polarity:
+    predicates: dict[str, tuple[int, ...]]
+    """Stem of each predicate (rules in the module docstring) -> its polarity at each of its
+    occurrences as a predicate, in order."""
+    at: dict[str, tuple[int, ...]]
+    """Stem of every word -> its polarity at each of its occurrences, in order."""
+
+    @property
+    def negated(self) -> frozenset[str]:
+        """The predicates negated somewhere ("are not *refundable*")."""
+        return frozenset(k for k, v in self.predicates.items() if 1 in v)
+
+
+def _is_name(text: str) -> bool:
+    """Every word capitalised (function words aside): a name or title, not a clause."""
+    ws = re.findall(r"[^\W\d_][\w'’-]*", text)
+    return bool(ws) and all(w[0].isupper() or w.lower() in STOPWORDS for w in ws)
+
+
+def _skipped(word: str) -> bool:
+    return (
+        word in _AUX
+        or word in _VERB_GROUP
+        or word in STOPWORDS
+        or (len(word) > 4 and word.endswith("ly"))
+    )
+
+
+@lru_cache(maxsize=4096)
+def _polarity(text: str) -> _Polarity:
+    """The predicates of ``text`` and the polarity of each word (rules in the module
+    docstring)."""
+    toks = list(_TOKEN.finditer(text))
+    lower = [m.group(0).lower() for m in toks]
+    stems = [stem(w) for w in lower]
+    cues = {s for s, _ in negation_cues(text)}
+    cuts = {s for s, _ in clause_spans(text)}
+    parity: list[int] = []
+    prev_end, n = 0, 0
+    for m, w in zip(toks, lower):
+        if m.start() in cuts or w in _SCOPE_WORDS or _SCOPE_MARKS.search(text, prev_end, m.start()):
+            n = 0  # a new clause: earlier cues do not reach into it
+        parity.append(n % 2)
+        n += m.start() in cues
+        prev_end = m.end()
+    at: dict[str, list[int]] = {}
+    for st, par in zip(stems, parity):
+        at.setdefault(st, []).append(par)
+    heads: set[int] = set()
+    if not _is_name(text):
+        for i, w in enumerate(lower):
+            if w in _AUX:
+                for j in range(i + 1, min(i + 5, len(lower))):
+                    if not _skipped(lower[j]):
+                        heads.add(j)
+                        break
+            elif (w in VERBISH or (i > 0 and len(w) > 3 and w.endswith("ed"))) and not (
+                is_negation(w) or w in STOPWORDS
+            ):
+                heads.add(i)
+    predicates: dict[str, list[int]] = {}
+    for i in sorted(heads):
+        predicates.setdefault(stems[i], []).append(parity[i])
+    return _Polarity(
+        {k: tuple(v) for k, v in predicates.items()}, {k: tuple(v) for k, v in at.items()}
+    )
+
+
+def _polarity_agrees(claim: _Polarity, sentence: str) -> bool | None:
+    """Whether ``sentence`` gives the claim's predicates the claim's polarity: False when a
+    predicate of either that both hold has the opposite polarity ("are *accepted*" vs "are
+    not *accepted*"), True when they share a predicate and none is opposite, None when they
+    share no predicate. A predicate of both is compared at its predicate occurrences
+    (occurrence by occurrence when both hold it equally often); a predicate of one side only
+    at every occurrence of the word on the other side (and of the sentence's word on both),
+    opposite when no polarity is common. A claim without predicates (a noun phrase, a name,
+    a number) has no polarity: None."""
+    if not claim.predicates:
+        return None
+    other = _polarity(sentence)
+    shared = False
+    for p in sorted(claim.predicates.keys() | other.predicates.keys()):
+        if p in claim.predicates and p in other.predicates:
+            mine, theirs = claim.predicates[p], other.predicates[p]
+        else:
+            mine = claim.predicates.get(p) or claim.at.get(p, ())
+            theirs = other.at.get(p, ())
+        if mine and theirs:
+            if len(mine) == len(theirs) and p in claim.predicates and p in other.predicates:
+                if mine != theirs:
+                    return False
+            elif not set(mine) & set(theirs):
+                return False
+            shared = True
+    return True if shared else None
+
+
+def _may_support(claim: _Polarity, text: str, sentences: list[str]) -> bool:
+    """Polarity lets ``sentences`` (a sentence and, when it opens with a pronoun, the one
+    before it) support the claim: a negated predicate of the claim is held by one of them
+    (a negation is stated with its predicate: "Tesla was not renowned" is not supported by
+    "He lived in hotels"); and a claim whose predicate the word list misses holds no
+    predicate of theirs with the opposite polarity ("The company manufactures boots" vs
+    "The company does not manufacture boots": unsupported, not contradicted)."""
+    if not all(any(p in _polarity(t).at for t in sentences) for p in claim.negated):
+        return False
+    if claim.predicates or _is_name(text):
+        return True
+    # the claim's words after a first content word (its subject): a bare noun phrase or a
+    # single word ("monophyletic") has no predicate to read
+    ws = [w.lower() for w in _TOKEN.findall(text)]
+    first = next((i for i, w in enumerate(ws) if w not in STOPWORDS), len(ws))
+    later = {stem(w) for w in ws[first + 1 :]}
+    for t in sentences:
+        for p, theirs in _polarity(t).predicates.items():
+            mine = claim.at.get(p)
+            if p in later and mine and not set(mine) & set(theirs):
+                return False
+    return True
 
 
 class OfflineJudge:
@@ -262,8 +410,10 @@ class OfflineJudge:
 
     name = "offline"
     version = 2
-    """Bumped when a rule changes verdicts (2: years, ordinals, decades and numbers in
-    brackets read alike in claim and context; dotted abbreviations one name)."""
+    """Bumped when a rule changes verdicts. 2: years, ordinals, decades and numbers in
+    brackets read alike in claim and context; dotted abbreviations one name; polarity read
+    per predicate (module docstring), no longer from any negation cue in the clause that
+    holds most of the claim's words."""
 
     def __init__(self, support: float = 0.75, about: float = 0.5, relevance: float = 0.35) -> None:
         if not 0.0 < about <= support <= 1.0:
@@ -312,11 +462,11 @@ class OfflineJudge:
                 reason="the claim has no content words, numbers or dates",
             )
         names = _names(claim)
-        parity = negation_parity(claim)
+        polarity = _polarity(claim)
         best: tuple[float, _Sentence] | None = None
         supported: tuple[float, _Sentence] | None = None
         conflict: tuple[float, _Sentence, str] | None = None
-        for s in sentences:
+        for i, s in enumerate(sentences):
             cov = _coverage(terms, s)
             if best is None or cov > best[0]:
                 best = (cov, s)
@@ -326,12 +476,21 @@ class OfflineJudge:
             n_ok, n_conf = _number_check(claim, s.text)
             d_ok, d_conf = _date_check(claim, s.text)
             conf = (n_conf + d_conf) if names_ok else []
-            if cov >= self.support and names_ok and _local_parity(terms, s.text) != parity:
-                conf.append("the context states the opposite polarity")
+            p_ok = True
+            if cov >= self.support and names_ok:
+                texts = [s.text]
+                agrees = _polarity_agrees(polarity, s.text)
+                if s.inherited and i > 0:  # "It is not ...": the antecedent's predicates
+                    texts.append(sentences[i - 1].text)
+                    before = _polarity_agrees(polarity, texts[1])
+                    agrees = before if agrees is None or before is False else agrees
+                if agrees is False:
+                    conf.append("the context states the opposite polarity")
+                p_ok = _may_support(polarity, claim, texts)
             if conf:
                 if conflict is None or cov > conflict[0]:
                     conflict = (cov, s, "; ".join(conf))
-            elif cov >= self.support and names_ok and n_ok and d_ok:
+            elif cov >= self.support and names_ok and n_ok and d_ok and p_ok:
                 if supported is None or cov > supported[0]:
                     supported = (cov, s)
         if supported is not None:

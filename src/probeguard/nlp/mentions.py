@@ -21,9 +21,12 @@ offline claim judge, the conflict defence and the contradiction probe's mutation
   cue word before it — "in 1889", "since 2020", "(1903" — so that a quantity such as "costs
   1299" is not taken for a year, unless ``any_year`` (for a claim value such as "1889").
   Month names are matched case-sensitively: "may" and "march" are also verbs.
-* Negation (``negation_parity``): the parity of a sentence's negation cues (``NEGATION_CUES``:
-  not, no, never, cannot, none, nobody, nothing, neither, nor; and any word ending in
-  ``n't``); 1 is negative polarity.
+* Negation (``negation_cues``, ``negation_parity``): the words of ``NEGATION_CUES`` (not, no,
+  never, cannot, none, nobody, nothing, neither, nor) and any word ending in ``n't``, except
+  "No." before a number ("No. 1": the abbreviation of "number") and a capitalised "No" after
+  a word or a comma (a name: "set by No Child Left Behind"). ``negation_parity``: the parity
+  of a text's cues; 1 is negative polarity. Which cues scope over which predicate is the
+  offline judge's business (``probeguard.detectors.offline_judge``).
 """
 
 from __future__ import annotations
@@ -33,7 +36,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from probeguard.nlp.text import STOPWORDS, words
+from probeguard.nlp.text import STOPWORDS
 
 __all__ = [
     "MONTHS",
@@ -43,6 +46,7 @@ __all__ = [
     "NumberMention",
     "date_mentions",
     "is_negation",
+    "negation_cues",
     "negation_parity",
     "number_mentions",
     "number_word",
@@ -374,11 +378,34 @@ NEGATION_CUES = frozenset(
     {"not", "no", "never", "cannot", "none", "nobody", "nothing", "neither", "nor"}
 )
 
+_TOKEN = re.compile(r"\w+(?:[.,'’-]\w+)*", re.UNICODE)
+"""Word tokens as ``probeguard.nlp.text.words`` reads them, with their spans."""
+_NUMBER_SIGN = re.compile(r"\.\s?\d")
+"""After "No": the abbreviation of "number" ("No. 1", "no. 5")."""
+_AFTER_WORD = re.compile(r"[\w,]\s+$")
+
 
 def is_negation(word: str) -> bool:
     return word in NEGATION_CUES or word.endswith(("n't", "n’t"))
 
 
+def negation_cues(text: str) -> list[tuple[int, int]]:
+    """Spans of the negation cues of ``text`` (module docstring), in order. Not cues: "No."
+    before a number, the abbreviation of "number" ("World No. 1", "no. 5"), and a capitalised
+    "No" after a word or a comma, which opens a name ("set by No Child Left Behind")."""
+    out: list[tuple[int, int]] = []
+    for m in _TOKEN.finditer(text):
+        if not is_negation(m.group(0).lower()):
+            continue
+        if m.group(0).lower() == "no" and _NUMBER_SIGN.match(text, m.end()):
+            continue
+        if m.group(0) == "No" and _AFTER_WORD.search(text, max(0, m.start() - 8), m.start()):
+            continue
+        out.append(m.span())
+    return out
+
+
 def negation_parity(sentence: str) -> int:
-    """Number of negation cues in ``sentence``, modulo 2 (1: negative polarity)."""
-    return sum(1 for w in words(sentence) if is_negation(w)) % 2
+    """Number of negation cues (``negation_cues``) in ``sentence``, modulo 2 (1: negative
+    polarity)."""
+    return len(negation_cues(sentence)) % 2
