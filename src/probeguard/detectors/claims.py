@@ -23,7 +23,10 @@ answers into atomic facts with an LLM; this is the offline approximation):
    Plus is a plan." → "Kestrel Plus costs $12."; "its" becomes "Kestrel Plus's").
 4. **Citations** — ``[n]`` / ``[n, m]`` markers are removed from the claim text and kept, as
    1-based passage numbers, in ``citations``.
-5. **Hedges** — a claim that is a refusal or a disclaimer (``looks_like_refusal``, or "I'm not
+5. **Bare claims** — a claim with no verb-ish word ("1774.", "Denver Broncos.", "Reducing
+   poverty.") is a short answer, not a statement: what it is about lives in its question
+   (``is_bare``; the judges anchor it with the question's words).
+6. **Hedges** — a claim that is a refusal or a disclaimer (``looks_like_refusal``, or "I'm not
    sure", "as an AI", "please consult", "may not be accurate", "I cannot", ...) is kept but
    flagged ``hedge=True``: it claims nothing about the world, so faithfulness leaves it out
    and answer relevancy counts it against the answer.
@@ -46,6 +49,7 @@ __all__ = [
     "clause_spans",
     "decompose",
     "factual",
+    "is_bare",
     "is_hedge",
     "subject_of",
     "VERBISH",
@@ -107,8 +111,14 @@ class AtomicClaim:
 
 
 def is_hedge(text: str) -> bool:
-    """True for a refusal or disclaimer sentence (see rule 5 in the module docstring)."""
+    """True for a refusal or disclaimer sentence (see rule 6 in the module docstring)."""
     return looks_like_refusal(text) or bool(_HEDGE.search(text))
+
+
+def is_bare(text: str) -> bool:
+    """True for a claim without a verb-ish word (rule 5): a short answer ("1774", "Denver
+    Broncos", "reducing poverty") that only means something with its question."""
+    return not _verbish(text)
 
 
 def _verbish(text: str) -> bool:

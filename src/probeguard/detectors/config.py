@@ -20,6 +20,9 @@ class OfflineJudgeConfig(StrictModel):
     """Least share for a sentence to be about the claim (and so able to contradict it)."""
     relevance: float = Field(default=0.35, gt=0.0, le=1.0)
     """Least idf-weighted support for a statement to be relevant to a question."""
+    anchor: float = Field(default=0.25, gt=0.0, le=1.0)
+    """Least share of the question's words a sentence must hold to support or contradict a
+    bare claim judged with its question ("1774" for "When did Priestley recognise oxygen?")."""
 
 
 class NliJudgeConfig(StrictModel):

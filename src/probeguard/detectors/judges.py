@@ -20,10 +20,18 @@ mitigation: ``PositionSwap`` (a second pass with the contexts in reversed order;
 label changes are reported, and by default become ``unscored``) and ``Consensus`` (majority or
 unanimous vote of several judges). ``agreement`` is the Wilson estimate of two judges' label
 agreement.
+
+**The question.** A short answer ("1774") is a claim only with its question. ``judge_claims``
+hands the question to a judge whose ``accepts_question`` is true (the offline judge anchors
+bare claims with the question's words; the wrappers pass it on), and to any other judge
+(NLI, LLM, third-party ``Judge``s, whose protocol is unchanged) as text: each bare claim
+(``detectors.claims.is_bare``) is judged as ``"<question> — <claim>"``, and the judgment
+keeps the claims as given.
 """
 
 from __future__ import annotations
 
+import inspect
 import math
 from collections import Counter
 from collections.abc import Sequence
@@ -32,7 +40,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from probeguard.core.hashing import digest
 from probeguard.core.pipeline import Context
-from probeguard.detectors.claims import AtomicClaim
+from probeguard.detectors.claims import AtomicClaim, is_bare
 from probeguard.stats import Estimate, wilson
 
 __all__ = [
@@ -48,6 +56,7 @@ __all__ = [
     "agreement",
     "as_contexts",
     "claim_texts",
+    "judge_claims",
 ]
 
 Label = Literal["supported", "contradicted", "unsupported", "unscored"]
@@ -178,6 +187,34 @@ def as_contexts(contexts: Sequence[Context | str]) -> tuple[Context, ...]:
     )
 
 
+def _takes_question(judge: Judge) -> bool:
+    """``judge.judge`` has a ``question`` parameter (a subclass may override it without)."""
+    try:
+        return "question" in inspect.signature(judge.judge).parameters
+    except (TypeError, ValueError):
+        return False
+
+
+def judge_claims(
+    judge: Judge,
+    claims: Sequence[str | AtomicClaim],
+    contexts: Sequence[Context | str],
+    question: str | None = None,
+) -> Judgment:
+    """``judge.judge(claims, contexts)`` with the claims' question (module docstring): passed
+    as ``question=`` when the judge ``accepts_question`` and its ``judge`` takes it, else written into each bare claim
+    (``"<question> — <claim>"``); the judgment's claims are the ones given either way."""
+    if not question or not question.strip():
+        return judge.judge(claims, contexts)
+    if getattr(judge, "accepts_question", False) and _takes_question(judge):
+        return judge.judge(claims, contexts, question=question)  # type: ignore[call-arg]
+    texts = claim_texts(claims)
+    q = " ".join(question.split())
+    anchored = [f"{q} — {t}" if is_bare(t) else t for t in texts]
+    out = judge.judge(anchored, contexts)
+    return replace(out, claims=texts)
+
+
 # -- protocols ----------------------------------------------------------------------------
 @runtime_checkable
 class Judge(Protocol):
@@ -222,15 +259,22 @@ class PositionSwap:
         self.on_disagreement = on_disagreement
         self.name = f"swap({judge.name})"
 
+    accepts_question = True
+    """Passes the question on to the inner judge (``judge_claims``)."""
+
     def fingerprint(self) -> str:
         return digest({"swap": self.inner.fingerprint(), "on": self.on_disagreement})[:16]
 
     def judge(
-        self, claims: Sequence[str | AtomicClaim], contexts: Sequence[Context | str]
+        self,
+        claims: Sequence[str | AtomicClaim],
+        contexts: Sequence[Context | str],
+        *,
+        question: str | None = None,
     ) -> Judgment:
         ctxs = as_contexts(contexts)
-        first = self.inner.judge(claims, ctxs)
-        second = self.inner.judge(claims, ctxs[::-1])
+        first = judge_claims(self.inner, claims, ctxs, question)
+        second = judge_claims(self.inner, claims, ctxs[::-1], question)
         n = len(ctxs)
         realigned = tuple(tuple(row[n - 1 - j] for j in range(n)) for row in second.verdicts)
         second = Judgment(second.claims, ctxs, realigned, second.judge, second.detail)
@@ -289,14 +333,21 @@ class Consensus:
         self.rule = rule
         self.name = f"{rule}({','.join(j.name for j in self.judges)})"
 
+    accepts_question = True
+    """Passes the question on to each judge (``judge_claims``)."""
+
     def fingerprint(self) -> str:
         return digest({"rule": self.rule, "judges": [j.fingerprint() for j in self.judges]})[:16]
 
     def judge(
-        self, claims: Sequence[str | AtomicClaim], contexts: Sequence[Context | str]
+        self,
+        claims: Sequence[str | AtomicClaim],
+        contexts: Sequence[Context | str],
+        *,
+        question: str | None = None,
     ) -> Judgment:
         ctxs = as_contexts(contexts)
-        parts = tuple(j.judge(claims, ctxs) for j in self.judges)
+        parts = tuple(judge_claims(j, claims, ctxs, question) for j in self.judges)
         n_judges = len(parts)
         rows, split = [], 0
         for i in range(len(parts[0].claims)):

@@ -35,6 +35,35 @@ sentence before it (one-step anaphora, as in the extractive generator)::
 * **unsupported**: otherwise; the evidence is the sentence of highest ``cov``.
 * **unscored**: ``T(c)`` is empty and the claim holds no number (of any kind) or date.
 
+**Question-anchored claims.** A *value answer* — a bare claim (no verb-ish word,
+``detectors.claims.is_bare``) that is a number, year or date with at most one content word
+("1774", "25", "30 times", "the 1970s"), or any claim without content words — is true of
+many sentences: what it answers lives in its question ``q``. Judged with its question
+(``judge(..., question=q)``), such a claim also needs the sentence to be about the question
+(bare *entity* answers, "Denver Broncos", carry their own words and are judged on them:
+anchoring them too cost 4 points of HaluEval AUROC in ``probeguard bench judge``). With
+``Q`` the question's stemmed content words (``nlp.support.question_terms``,
+fillers and words holding a digit left out)::
+
+    covq(q, s_j) = (|Q ∩ S_j| + 0.75·|Q ∩ (P_j − S_j)|) / |Q|
+
+and, for the claim's own words, ``cov`` as above (taken as 1 when ``T(c)`` is empty: its
+numbers and dates are checked by rule). An anchored claim is *about* ``s_j`` when
+``cov ≥ about`` and ``covq ≥ anchor``, and *supported* by it when ``cov ≥ support`` and
+``covq ≥ anchor`` (default 0.25) with the number, date, name and conflict rules unchanged; its
+``score`` is ``min(cov, covq)``. **Bridges** (multi-hop questions, whose words sit in
+another chunk than the answer: "What nationality was James Henry Miller's wife?" answered by
+"Peggy Seeger is an American folksinger"): a sentence ``b`` of another chunk with
+``covq(b) ≥ anchor`` bridges to the chunk of ``s_j`` when a capitalised name of ``b`` outside
+``Q`` (the bridge entity; hyphenated names split) is among the chunk's stems; then ``covq(s_j)`` is taken
+over ``S_j ∪ B`` when that is higher. Bridges need the other chunks, so ``judge_pair`` has none; they depend on the set
+of chunks, never on their order. So "1774" for "When did Priestley recognise oxygen?" is
+supported by "Joseph Priestley recognised oxygen in 1774." and not by an unrelated sentence
+holding 1774, and "1985" is not contradicted by an unrelated "2007". Without a question (or
+when ``Q`` is empty) a claim is judged on its own words, numbers and dates as before. The question reaches judges that cannot read it (NLI,
+LLM, third-party) as text: ``detectors.judges.judge_claims`` rewrites each bare claim as
+``"<question> — <claim>"`` for them.
+
 **Polarity** is read per predicate, never from a negation near the matched words. The
 *predicates* of a text are its verb-ish words (``claims.VERBISH`` or "-ed", auxiliaries
 aside) and the word an auxiliary or copula carries (the first after it that is no
@@ -70,7 +99,7 @@ from typing import Any
 
 from probeguard.core.hashing import digest
 from probeguard.core.pipeline import Context
-from probeguard.detectors.claims import VERBISH, AtomicClaim, clause_spans
+from probeguard.detectors.claims import VERBISH, AtomicClaim, clause_spans, is_bare
 from probeguard.detectors.judges import Judgment, Relevance, Verdict, as_contexts, claim_texts
 from probeguard.nlp.mentions import (
     NEGATION_CUES,
@@ -84,7 +113,7 @@ from probeguard.nlp.mentions import (
     same_number,
 )
 from probeguard.nlp.stemming import stem
-from probeguard.nlp.support import analysed_sentences, support_scores
+from probeguard.nlp.support import analysed_sentences, question_terms, support_scores
 from probeguard.nlp.text import STOPWORDS, content_words, word_spans, words
 
 __all__ = ["OfflineJudge", "best_sentence"]
@@ -144,9 +173,79 @@ def _chunk_sentences(text: str) -> list[_Sentence]:
 
 
 def _coverage(terms: frozenset[str], sentence: _Sentence) -> float:
+    """``cov`` (module docstring); 0.0 for no terms: a claim without content words is about
+    nothing on its own (its about-ness must come from its question, ``_anchor``)."""
     if not terms:
-        return 1.0
+        return 0.0
     return (len(terms & sentence.own) + _ANAPHORA * len(terms & sentence.inherited)) / len(terms)
+
+
+_NAME = re.compile(r"\b[A-Z][\w'’-]*")
+"""A capitalised word (hyphens and apostrophes kept: "Skiffle-Bluesband", "O'Neill")."""
+
+_FRAMING = frozenset(
+    stem(w)
+    for w in "type kind sort name named called term form happen happened out along however".split()
+)
+"""Words that frame a question rather than say what it is about ("what *type* of ...")."""
+
+
+def _question_words(question: str | None) -> frozenset[str]:
+    """``Q``: the question's stemmed content words (``question_terms`` ∩ ``T``: no fillers,
+    light verbs, negation cues or digits), framing words ("type", "name") left out."""
+    if not question:
+        return frozenset()
+    return (question_terms(question) & _terms(question)) - _FRAMING
+
+
+def _entities(text: str, q: frozenset[str]) -> frozenset[str]:
+    """Stems of the capitalised words of ``text`` outside ``Q`` and stopwords, hyphenated
+    names split ("Skiffle-Bluesband" → skiffl, bluesband): the entities a bridge can name."""
+    out = set()
+    for m in _NAME.finditer(text):
+        for part in re.split(r"[-'’]", m.group(0).lower()):
+            if len(part) > 1 and part not in STOPWORDS:
+                out.add(stem(part))
+    return frozenset(out - q)
+
+
+def _bridges(
+    q: frozenset[str], sentences: list[list[_Sentence]], anchor: float
+) -> list[list[_Sentence]]:
+    """For each chunk, its bridges (module docstring): sentences of the *other* chunks about
+    the question (``covq ≥ anchor``) that name an entity outside ``Q`` the chunk holds."""
+    about = [
+        [(s, _entities(s.text, q)) for s in chunk if _coverage(q, s) >= anchor]
+        for chunk in sentences
+    ]
+    held = [frozenset().union(*(s.own for s in chunk)) for chunk in sentences]
+    return [
+        [b for m, bs in enumerate(about) if m != k for b, e in bs if e & held[k]]
+        for k in range(len(sentences))
+    ]
+
+
+def _needs_anchor(claim: str, terms: frozenset[str]) -> bool:
+    """A claim judged with its question's words: a bare claim (no verb-ish word) that is a
+    number, year or date with at most a unit word ("1774", "25", "30 times", "the 1970s") or
+    has no content words at all. Such a value is true of many sentences; only the question
+    says which one it answers. Bare *entity* answers ("Denver Broncos") carry their own
+    words and are judged on them."""
+    if not terms:
+        return True
+    if not is_bare(claim):
+        return False
+    has_value = bool(_numbers(claim) or date_mentions(claim))
+    return has_value and len(terms) <= 1
+
+
+def _anchored_coverage(q: frozenset[str], s: _Sentence, bridges: Sequence[_Sentence]) -> float:
+    """``covq`` of ``s``, or of ``s`` joined with one of its chunk's bridges when higher."""
+    best = _coverage(q, s)
+    for b in bridges:
+        joined = _Sentence(s.text, s.start, s.end, s.own | b.own, s.inherited)
+        best = max(best, _coverage(q, joined))
+    return best
 
 
 def best_sentence(claim: str, text: str) -> tuple[str, tuple[int, int] | None, float]:
@@ -415,17 +514,29 @@ class OfflineJudge:
     per predicate (module docstring), no longer from any negation cue in the clause that
     holds most of the claim's words."""
 
-    def __init__(self, support: float = 0.75, about: float = 0.5, relevance: float = 0.35) -> None:
+    accepts_question = True
+    """``judge`` reads the question (question-anchored bare claims, module docstring)."""
+
+    def __init__(
+        self,
+        support: float = 0.75,
+        about: float = 0.5,
+        relevance: float = 0.35,
+        anchor: float = 0.25,
+    ) -> None:
         if not 0.0 < about <= support <= 1.0:
             raise ValueError(
                 f"need 0 < about <= support <= 1, got about={about}, support={support}"
             )
         if not 0.0 < relevance <= 1.0:
             raise ValueError(f"relevance must lie in (0, 1], got {relevance}")
-        self.support, self.about, self.relevance_threshold = (
+        if not 0.0 < anchor <= 1.0:
+            raise ValueError(f"anchor must lie in (0, 1], got {anchor}")
+        self.support, self.about, self.relevance_threshold, self.anchor = (
             float(support),
             float(about),
             float(relevance),
+            float(anchor),
         )
 
     def config(self) -> dict[str, Any]:
@@ -435,26 +546,52 @@ class OfflineJudge:
             "support": self.support,
             "about": self.about,
             "relevance": self.relevance_threshold,
+            "anchor": self.anchor,
         }
 
     def fingerprint(self) -> str:
         return digest(self.config())[:16]
 
     def judge(
-        self, claims: Sequence[str | AtomicClaim], contexts: Sequence[Context | str]
+        self,
+        claims: Sequence[str | AtomicClaim],
+        contexts: Sequence[Context | str],
+        *,
+        question: str | None = None,
     ) -> Judgment:
+        """Every claim × every context; ``question`` anchors the bare claims (module
+        docstring)."""
         texts, ctxs = claim_texts(claims), as_contexts(contexts)
         sentences = [_chunk_sentences(c.text) for c in ctxs]
-        rows = tuple(tuple(self._cell(t, c, s) for c, s in zip(ctxs, sentences)) for t in texts)
+        q = _question_words(question)
+        bridges = (
+            _bridges(q, sentences, self.anchor)
+            if q and any(is_bare(t) for t in texts)
+            else [[] for _ in ctxs]
+        )
+        rows = tuple(
+            tuple(self._cell(t, c, s, q, b) for c, s, b in zip(ctxs, sentences, bridges))
+            for t in texts
+        )
         return Judgment(texts, ctxs, rows, self.name, {"fingerprint": self.fingerprint()})
 
-    def judge_pair(self, claim: str, context: Context | str) -> Verdict:
+    def judge_pair(
+        self, claim: str, context: Context | str, *, question: str | None = None
+    ) -> Verdict:
         """One cell."""
         ctx = as_contexts([context])[0]
-        return self._cell(claim, ctx, _chunk_sentences(ctx.text))
+        return self._cell(claim, ctx, _chunk_sentences(ctx.text), _question_words(question))
 
-    def _cell(self, claim: str, ctx: Context, sentences: list[_Sentence]) -> Verdict:
+    def _cell(
+        self,
+        claim: str,
+        ctx: Context,
+        sentences: list[_Sentence],
+        q: frozenset[str] = frozenset(),
+        bridges: Sequence[_Sentence] = (),
+    ) -> Verdict:
         terms = _terms(claim)
+        anchor = q if q and _needs_anchor(claim, terms) else None
         if not terms and not _numbers(claim) and not date_mentions(claim):
             return Verdict(
                 "unscored",
@@ -467,17 +604,22 @@ class OfflineJudge:
         supported: tuple[float, _Sentence] | None = None
         conflict: tuple[float, _Sentence, str] | None = None
         for i, s in enumerate(sentences):
-            cov = _coverage(terms, s)
+            own = _coverage(terms, s) if terms else 1.0
+            if anchor is None:
+                cov, about_q = own, True
+            else:  # a bare claim: the sentence must also be about its question
+                covq = _anchored_coverage(anchor, s, bridges)
+                cov, about_q = min(own, covq), covq >= self.anchor
             if best is None or cov > best[0]:
                 best = (cov, s)
-            if cov < self.about:
+            if own < self.about or not about_q:
                 continue
             names_ok = names <= (s.own | s.inherited)
             n_ok, n_conf = _number_check(claim, s.text)
             d_ok, d_conf = _date_check(claim, s.text)
             conf = (n_conf + d_conf) if names_ok else []
             p_ok = True
-            if cov >= self.support and names_ok:
+            if own >= self.support and names_ok:
                 texts = [s.text]
                 agrees = _polarity_agrees(polarity, s.text)
                 if s.inherited and i > 0:  # "It is not ...": the antecedent's predicates
@@ -490,7 +632,7 @@ class OfflineJudge:
             if conf:
                 if conflict is None or cov > conflict[0]:
                     conflict = (cov, s, "; ".join(conf))
-            elif cov >= self.support and names_ok and n_ok and d_ok and p_ok:
+            elif own >= self.support and names_ok and n_ok and d_ok and p_ok:
                 if supported is None or cov > supported[0]:
                     supported = (cov, s)
         if supported is not None:
@@ -502,7 +644,8 @@ class OfflineJudge:
                 s.text,
                 (s.start, s.end),
                 f"the sentence holds {cov:.0%} of the claim's words and its "
-                "numbers, dates and names",
+                "numbers, dates and names"
+                + ("" if anchor is None else " (the claim anchored by its question's words)"),
             )
         if conflict is not None:
             cov, s, why = conflict
@@ -519,6 +662,7 @@ class OfflineJudge:
             s.text,
             (s.start, s.end),
             f"the closest sentence holds {cov:.0%} of the claim's words"
+            + ("" if anchor is None else " and its question's words")
             + ("" if cov < self.support else " but not all its numbers, dates and names"),
         )
 

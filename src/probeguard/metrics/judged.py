@@ -15,22 +15,26 @@ as failures).
   context precision@K).
 * ``contextual_relevancy`` — relevant statements / scored statements of the retrieved chunks
   (DeepEval contextual relevancy).
-* ``answer_relevancy`` (judged) and ``answer_relevancy_offline`` (a lexical heuristic).
+* ``answer_relevancy`` (judged) and ``answer_relevancy_offline`` (no model: does the answer
+  give what the question's type asks for — a date for "when", a number for "how many", a
+  name for "who" — on topic, without hedging or drifting).
 """
 
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
-from probeguard.detectors.claims import AtomicClaim, is_hedge
+from probeguard.detectors.claims import AtomicClaim, is_bare, is_hedge
 from probeguard.detectors.judges import Judgment, Relevance
 from probeguard.detectors.offline_judge import best_sentence
+from probeguard.nlp.mentions import date_mentions, number_mentions
 from probeguard.nlp.stemming import stem
 from probeguard.nlp.support import question_terms
-from probeguard.nlp.text import content_words, split_sentences
+from probeguard.nlp.text import STOPWORDS, content_words, split_sentences, words
 
 __all__ = [
     "ClaimFinding",
@@ -38,6 +42,7 @@ __all__ = [
     "MetricResult",
     "answer_relevancy",
     "answer_relevancy_offline",
+    "answer_type",
     "context_precision",
     "context_recall",
     "context_statements",
@@ -329,6 +334,104 @@ def _stems(text: str) -> set[str]:
     return {stem(w) for w in content_words(text)}
 
 
+AnswerType = Literal["yesno", "date", "quantity", "place", "person", "entity", "open"]
+
+_AUX = frozenset(
+    "is are was were am do does did can could has have had will would should shall may might "
+    "must isn't aren't wasn't weren't doesn't don't didn't".split()
+)
+_TYPE_RULES: tuple[tuple[AnswerType, re.Pattern[str]], ...] = (
+    (
+        "date",
+        re.compile(
+            r"^(when\b|(in |on |by |since |until )?(what|which) (year|date|day|month|century|"
+            r"decade|era|season)\b)|\b(what|which) (year|date|century|decade)\b|\bwhen (was|were|"
+            r"did|does|is|will)\b"
+        ),
+    ),
+    (
+        "quantity",
+        re.compile(
+            r"\bhow (many|much|long|old|tall|far|big|large|high|heavy|fast|often|deep|wide)\b|"
+            r"\b(what|which) (percentage|percent|number|amount|price|population|length|size|age|"
+            r"distance|area|height|speed|rate|cost|total|proportion|share|fraction)\b"
+        ),
+    ),
+    (
+        "place",
+        re.compile(
+            r"^where\b|\bwhere (is|was|are|were|did|does|do)\b|\b(what|which|in what|in which) "
+            r"(city|country|state|place|county|town|region|continent|location|nation|province|"
+            r"island|village|area|district|neighborhood|neighbourhood)\b"
+        ),
+    ),
+    ("person", re.compile(r"^(who|whom|whose)\b|\b(who|whom|whose)\b")),
+    ("entity", re.compile(r"\b(what|which)\b")),
+)
+_EVASIVE = re.compile(
+    r"\b(it depends|depends on (many|several|various|a number of)|hard to say|difficult to "
+    r"(say|tell|know)|no (way|one) (to|can) (know|tell|say)|(many|various|several) (factors|"
+    r"reasons|possibilities)|cannot be determined|not (specified|mentioned|stated|known)|"
+    r"unclear|it varies|nobody knows)\b",
+    re.IGNORECASE,
+)
+_YES_NO = re.compile(r"^\s*(yes|no|yeah|yep|nope|correct|incorrect|true|false)\b", re.IGNORECASE)
+_YEARISH = re.compile(
+    r"\b(\d{3,4}s?|\d{1,2}(st|nd|rd|th) century|january|february|march|april|may|june|july|"
+    r"august|september|october|november|december|century|decade|bc|ad|bce|ce)\b",
+    re.IGNORECASE,
+)
+_CAPITAL = re.compile(r"\b[A-Z][\w'’.-]*")
+
+
+def answer_type(question: str) -> AnswerType:
+    """What a direct answer to ``question`` is: ``yesno`` (opens with an auxiliary and offers
+    no "or" choice), ``date`` (when / what year), ``quantity`` (how many / much / long /
+    what percentage), ``place`` (where / which city), ``person`` (who / whom / whose),
+    ``entity`` (what / which: a name or noun phrase), else ``open`` (why, how, requests)."""
+    q = " ".join(question.lower().split())
+    ws = words(q)
+    if ws and ws[0] in _AUX and " or " not in q:
+        return "yesno"
+    for kind, pattern in _TYPE_RULES:
+        if pattern.search(q):
+            return kind
+    return "open"
+
+
+def _directness(
+    kind: AnswerType, text: str, q: set[str], bare: bool, choice: bool = False
+) -> float:
+    """How directly one factual claim answers a question of type ``kind`` (formula in
+    ``answer_relevancy_offline``)."""
+    stems = _stems(text)
+    new = stems - q
+    on_topic = bool(stems & q)
+    if not (on_topic or bare):
+        return 0.0
+    if kind == "yesno":
+        if _YES_NO.match(text):
+            return 1.0
+        return 0.5 if on_topic else 0.0
+    if kind == "date":
+        typed = bool(date_mentions(text, any_year=True) or _YEARISH.search(text))
+    elif kind == "quantity":
+        typed = bool(number_mentions(text, skip_dates=False))
+    elif kind in ("person", "place"):
+        typed = any(
+            stem(m.group(0).lower().strip(".")) not in q
+            and m.group(0).lower().strip(".") not in STOPWORDS
+            for m in _CAPITAL.finditer(text)
+        )
+    else:  # entity, open: a word the question does not hold
+        typed = bool(new)
+    if choice and bare and on_topic:  # "X or Y?" answered by naming one of them
+        typed = True
+    if typed:
+        return 1.0
+    return 0.5 if on_topic and new else 0.0
+
+
 def answer_relevancy_offline(
     question: str,
     claims: Sequence[AtomicClaim],
@@ -336,29 +439,60 @@ def answer_relevancy_offline(
     hedge_penalty: float = 0.5,
     drift_penalty: float = 0.5,
 ) -> MetricResult:
-    """A lexical *heuristic* for answer relevancy (no model; use ``answer_relevancy`` with an
-    LLM judge when paraphrase matters). With ``Q`` the question's stemmed content words,
-    ``A`` those of the answer's factual claims, ``h`` the hedge claims (refusals,
-    disclaimers), ``u`` the factual claims sharing no word with ``Q`` (drift) and ``n`` all
-    claims::
+    """Answer relevancy without a model: does the answer *answer* the question? (use
+    ``answer_relevancy`` with an LLM judge when paraphrase matters). With ``Q`` the question's
+    stemmed content words (``question_terms``: fillers such as "many", "much" left out), its
+    type ``t = answer_type(question)`` and, for each factual claim ``c`` (hedges, refusals
+    and evasions such as "it depends on many factors" left out)::
 
-        AR = max(0, |Q ∩ A| / |Q|  −  α·h/n  −  β·u/n)      (α = hedge_penalty, β = drift_penalty)
+        d(c) = 0                 c shares no word with Q and is not bare (off topic)
+               1                 c holds an answer of type t: yesno → opens with yes/no;
+                                 date → a date, year, month or century; quantity → a
+                                 number; person/place → a capitalised name outside Q;
+                                 entity/open → a content word outside Q; and
+                                 for an "X or Y?" choice, a bare claim naming one
+               0.5               c shares a word with Q and adds one, without the typed
+                                 answer (talks about the question, answers it loosely)
+               0                 otherwise (restates the question, or a bare claim of the
+                                 wrong type: "Paris" for a "when" question)
 
-    ``Q`` drops the question fillers the extractive generator ignores ("many", "much", ...).
-    It rewards answers that use the question's words, and penalises refusal/disclaimer
-    sentences and off-topic claims. It cannot see a correct paraphrase ("send back" for
-    "return") nor an on-topic wrong answer. NaN when the question has no content word;
-    0.0 for an empty answer."""
+        AR = max(0, max_c d(c)  −  α·h/n  −  β·u/n)      (α = hedge_penalty, β = drift_penalty)
+
+    with ``h`` the hedge and evasive claims, ``u`` the off-topic factual claims and ``n``
+    all claims. A *bare* claim (no verb-ish word, ``detectors.claims.is_bare``: "1774",
+    "Denver Broncos") is a short answer and so on topic by construction: a correct terse
+    answer of the right type scores 1, as RAGAS's answer relevancy (Es et al. 2024: how
+    well the questions generated back from the answer match the asked one) scores a direct
+    answer, and as DeepEval counts a relevant statement. It cannot tell a wrong answer of the
+    right type from the right one (that is faithfulness and correctness). NaN when the
+    question has no content word; 0.0 for an empty answer."""
     q = set(question_terms(question))
     if not q:
         return MetricResult(NAN, 0, 0, "the question has no content words")
     if not claims:
         return MetricResult(0.0, 0, 0, "empty answer")
-    facts = [c for c in claims if not c.hedge and not is_hedge(c.text)]
+    kind = answer_type(question)
+    facts = [
+        c for c in claims if not c.hedge and not is_hedge(c.text) and not _EVASIVE.search(c.text)
+    ]
     hedges = len(claims) - len(facts)
-    answer = set().union(*(_stems(c.text) for c in facts)) if facts else set()
-    drift = [c.text for c in facts if not (_stems(c.text) & q)]
-    coverage = len(q & answer) / len(q)
+    choice = " or " in f" {question.lower()} " and kind != "yesno"
+    scores = [_directness(kind, c.text, q, is_bare(c.text), choice) for c in facts]
+    drift = [c.text for c in facts if not (_stems(c.text) & q) and not is_bare(c.text)]
+    direct = max(scores, default=0.0)
     n = len(claims)
-    value = max(0.0, coverage - hedge_penalty * hedges / n - drift_penalty * len(drift) / n)
-    return MetricResult(value, n, 0, "", {"coverage": coverage, "hedges": hedges, "drift": drift})
+    value = max(0.0, direct - hedge_penalty * hedges / n - drift_penalty * len(drift) / n)
+    answer = set().union(*(_stems(c.text) for c in facts)) if facts else set()
+    return MetricResult(
+        value,
+        n,
+        0,
+        "",
+        {
+            "answer_type": kind,
+            "directness": direct,
+            "coverage": len(q & answer) / len(q),
+            "hedges": hedges,
+            "drift": drift,
+        },
+    )

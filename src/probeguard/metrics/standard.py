@@ -5,8 +5,10 @@ Per record:
 
 1. the answer is decomposed into atomic claims (``detectors.claims.decompose``); its
    factual claims (hedges left out) and the ground truth's factual claims are judged
-   against the contexts in a single ``judge.judge`` call — one matrix, rows
-   ``[answer claims…, ground-truth claims…]``, split afterwards;
+   against the contexts in a single call, *with the question* (``judges.judge_claims``: a
+   bare claim such as "1774" is anchored by the question's words, so it is supported only by
+   a sentence about the question) — one matrix, rows ``[answer claims…, ground-truth
+   claims…]``, split afterwards;
 2. every metric is a pure function of that matrix (``metrics.judged``), of relevance
    verdicts, or of the strings:
 
@@ -38,7 +40,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from probeguard.core.pipeline import Context
 from probeguard.detectors.claims import decompose, factual
 from probeguard.detectors.factory import Judges
-from probeguard.detectors.judges import Judgment
+from probeguard.detectors.judges import Judgment, judge_claims
 from probeguard.metrics.judged import (
     FaithfulnessResult,
     MetricResult,
@@ -190,8 +192,11 @@ def score_standard(
     claims = decompose(answer)
     facts = factual(claims)
     gt_facts = factual(decompose(ground_truth)) if ground_truth else []
-    judgment = judges.claims.judge(
-        [c.text for c in facts] + [c.text for c in gt_facts], list(contexts)
+    judgment = judge_claims(
+        judges.claims,
+        [c.text for c in facts] + [c.text for c in gt_facts],
+        list(contexts),
+        question,
     )
     answer_j, truth_j = split_judgment(judgment, len(facts))
 
