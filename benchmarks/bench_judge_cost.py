@@ -18,10 +18,22 @@ reference-based metrics too.
   relevancy, so it computes less than ours.
 * **string baselines** (always): ``verbatim`` + ``overlap`` of ``judge_data``.
 
+**How many records** (``--records``, default 8,000, the size issue 19 asks about): the shared
+data's records in order, cycled deterministically when there are fewer (record ``i`` is
+shared record ``i mod n``, its id suffixed ``#k`` on its ``k``-th repeat); ``--records 0``
+takes each shared record once. Both sides score the same list. A repeat is the same text,
+so a memo keyed by content would score it for free; with ``--repeats cold`` (default) our
+worker empties every ``functools`` memo of ``probeguard`` at the start of each pass over the
+shared records (inside the clock), so every pass costs what new records would, as in a fresh
+``probeguard eval``; ``--repeats warm`` keeps them (a dataset with exact duplicates). RAGAS
+remembers nothing between records, so repeats cost it the same either way.
+
 Each side runs in its own fresh process (``--rounds`` times, taking turns; medians), so memos
 start cold in every round as in one ``probeguard eval``; each worker scores one warm-up
-record of its own before the clock starts (imports are not the work). Wall time over all
-records, divided by their number. Never asserted anywhere.
+record of its own before the clock starts (imports are not the work). The figure is CPU time
+(``time.process_time``: the machine is shared, so wall time measures the other load too)
+over all records, divided by their number; wall time is printed beside it. Never asserted
+anywhere.
 
 RAGAS is not a dependency of the project: install it into a throwaway virtual environment
 and point ``--ragas-python`` at it::
@@ -56,12 +68,46 @@ def _load(path: str) -> list[dict[str, Any]]:
     return rows
 
 
-def _timed(fn: Any, rows: list[dict[str, Any]]) -> dict[str, Any]:
-    start = time.perf_counter()
+def _clock() -> tuple[float, float]:
+    return time.process_time(), time.perf_counter()
+
+
+def _result(rows: list[dict[str, Any]], start: tuple[float, float]) -> dict[str, Any]:
+    cpu, wall = time.process_time() - start[0], time.perf_counter() - start[1]
+    return {
+        "n": len(rows),
+        "ms_per_record": 1000 * cpu / len(rows),
+        "wall_ms_per_record": 1000 * wall / len(rows),
+    }
+
+
+def _timed(fn: Any, rows: list[dict[str, Any]], on_pass: Any = None) -> dict[str, Any]:
+    """CPU and wall ms/record of ``fn`` over ``rows``; ``on_pass()`` (inside the clock) before
+    each repeat pass (a row whose ``pass`` is above the previous row's)."""
+    start = _clock()
+    last = 0
     for row in rows:
+        if on_pass is not None and row.get("pass", 0) > last:
+            on_pass()
+        last = row.get("pass", 0)
         fn(row)
-    seconds = time.perf_counter() - start
-    return {"n": len(rows), "ms_per_record": 1000 * seconds / len(rows)}
+    return _result(rows, start)
+
+
+def clear_memos(package: str = "probeguard") -> int:
+    """Empty every ``functools.lru_cache`` / ``cache`` memo defined in ``package``'s modules
+    (what a fresh process starts with); returns how many."""
+    import functools
+    import gc
+
+    n = 0
+    for obj in gc.get_objects():
+        if isinstance(obj, functools._lru_cache_wrapper) and (
+            getattr(obj, "__module__", None) or ""
+        ).startswith(package + "."):
+            obj.cache_clear()
+            n += 1
+    return n
 
 
 WARM_UP = {
@@ -93,7 +139,7 @@ def worker_ours(rows: list[dict[str, Any]]) -> dict[str, Any]:
         score_record(record, None, judges)
 
     one(WARM_UP)
-    return _timed(one, rows)
+    return _timed(one, rows, clear_memos if os.environ.get("BENCH_REPEATS") == "cold" else None)
 
 
 def worker_strings(rows: list[dict[str, Any]]) -> dict[str, Any]:
@@ -139,19 +185,17 @@ def worker_ragas(rows: list[dict[str, Any]]) -> dict[str, Any]:
             reference_contexts=row["reference_contexts"],
         )
 
-    async def score(items: list[dict[str, Any]]) -> float:
-        start = time.perf_counter()
+    async def score(items: list[dict[str, Any]]) -> dict[str, Any]:
+        start = _clock()
         for row in items:
             s = sample(row)
             for m in metrics:
                 await m.single_turn_ascore(s)
-        return time.perf_counter() - start
+        return _result(items, start)
 
     asyncio.run(score([WARM_UP]))
-    seconds = asyncio.run(score(rows))
     return {
-        "n": len(rows),
-        "ms_per_record": 1000 * seconds / len(rows),
+        **asyncio.run(score(rows)),
         "version": ragas.__version__,
         "metrics": [type(m).__name__ for m in metrics],
     }
@@ -214,8 +258,22 @@ def build_rows(data_dir: Path, seed: int) -> list[dict[str, Any]]:
     return rows
 
 
-def _spawn(python: str, worker: str, records: Path) -> dict[str, Any]:
+def cycle_rows(rows: list[dict[str, Any]], n: int) -> list[dict[str, Any]]:
+    """``n`` records: ``rows`` in order, cycled when there are fewer (the ``k``-th repeat of a
+    record has ``#k`` after its id and ``pass`` ``k``); ``n`` <= 0: ``rows`` once."""
+    if n <= 0 or not rows:
+        return [{**r, "pass": 0} for r in rows]
+    out = []
+    for i in range(n):
+        k, r = divmod(i, len(rows))
+        row = rows[r]
+        out.append({**row, "id": f"{row['id']}#{k}" if k else row["id"], "pass": k})
+    return out
+
+
+def _spawn(python: str, worker: str, records: Path, repeats: str = "cold") -> dict[str, Any]:
     env = dict(os.environ)
+    env["BENCH_REPEATS"] = repeats
     parts = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
     env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys([str(ROOT / "src"), *parts]))
     done = subprocess.run(
@@ -238,14 +296,24 @@ def ragas_available(python: str) -> bool:
     return done.returncode == 0
 
 
-def run(data_dir: Path, rounds: int, ragas_python: str, seed: int) -> int:
+def run(
+    data_dir: Path,
+    rounds: int,
+    ragas_python: str,
+    seed: int,
+    records: int = 8000,
+    repeats: str = "cold",
+) -> int:
+    if str(ROOT) not in sys.path:  # run as a script: ``benchmarks`` is not importable otherwise
+        sys.path.insert(0, str(ROOT))
     from benchmarks._common import report
     from probeguard.engine.bench.judge_data import HALUEVAL_FILE, XQUAD_FILE
 
     if not any((data_dir / f).is_file() for f in (HALUEVAL_FILE, XQUAD_FILE)):
         print(f"skipped: no halueval/ or xquad_en/ data under {data_dir}", flush=True)
         return 0
-    rows = build_rows(data_dir, seed)
+    shared = build_rows(data_dir, seed)
+    rows = cycle_rows(shared, records)
     with_ragas = ragas_available(ragas_python)
     if not with_ragas:
         print(f"RAGAS not importable with {ragas_python}: string baselines only", flush=True)
@@ -257,12 +325,19 @@ def run(data_dir: Path, rounds: int, ragas_python: str, seed: int) -> int:
         for r in range(rounds):
             for side in sides if r % 2 == 0 else sides[::-1]:
                 python = ragas_python if side == "ragas" else sys.executable
-                results[side].append(_spawn(python, side, path))
+                results[side].append(_spawn(python, side, path, repeats))
 
-    def ms(side: str) -> float:
-        return statistics.median(x["ms_per_record"] for x in results[side])
+    def ms(side: str, key: str = "ms_per_record") -> float:
+        return statistics.median(x[key] for x in results[side])
 
-    print(f"{len(rows):,} records, {rounds} round(s), medians", flush=True)
+    passes = max(r["pass"] for r in rows) + 1 if rows else 0
+    print(
+        f"{len(rows):,} records ({len(shared):,} shared records, {passes} pass(es), repeats "
+        f"{repeats}), {rounds} round(s), medians; CPU ms/record (wall: "
+        + ", ".join(f"{s} {ms(s, 'wall_ms_per_record'):.3f}" for s in sides)
+        + ")",
+        flush=True,
+    )
     if with_ragas:
         info = results["ragas"][0]
         print(f"RAGAS {info['version']} non-LLM metrics: {', '.join(info['metrics'])}", flush=True)
@@ -298,6 +373,19 @@ def main(argv: list[str] | None = None) -> int:
         help="shared data folder (default: $PROBEGUARD_SHARED_DATA or ../shared/data)",
     )
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument(
+        "--records",
+        dest="n_records",
+        type=int,
+        default=8000,
+        help="records to score, the shared ones cycled when fewer (default 8000; 0: each once)",
+    )
+    parser.add_argument(
+        "--repeats",
+        choices=("cold", "warm"),
+        default="cold",
+        help="cold (default): our memos emptied before each repeat pass; warm: kept",
+    )
     parser.add_argument("--seed", type=int, default=0, help="seed of the swapped half")
     parser.add_argument(
         "--ragas-python",
@@ -308,7 +396,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.worker:
         print(json.dumps(WORKERS[args.worker](_load(args.records))), flush=True)
         return 0
-    return run(args.data_dir, args.rounds, args.ragas_python, args.seed)
+    return run(
+        args.data_dir, args.rounds, args.ragas_python, args.seed, args.n_records, args.repeats
+    )
 
 
 if __name__ == "__main__":

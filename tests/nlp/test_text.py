@@ -69,3 +69,113 @@ def test_abbreviations_with_dots_are_one_word():
     text = "The George Washington University Hospital is located in Washington, D.C."
     assert words(text)[-2:] == ["washington", "d.c"]
     assert word_spans(text)[-1] == ("D.C", len(text) - 4, len(text) - 1)
+
+
+# -- the one-sentence fast path gives exactly syntok's spans -------------------------------------
+ONE_SENTENCE_CASES = [
+    "",
+    "   ",
+    "\u200b \u3000",
+    "Mercury is liquid at room temperature.",
+    "  Mercury is liquid at room temperature!  ",
+    "Is mercury liquid?",
+    "no final punctuation",
+    "Goertz's videos \u2014 posted on YouTube \u2014 are satirical",
+    "\u200bzero width space around\u200b",
+    "\x1cfile separator is not syntok whitespace\x1f",
+    "tabs\tand\x0bvertical\x0cfeeds\u2028line\u2029separators",
+    "co-operate, re-enter_this and 'quoted' words",
+    "camelCase wordsLikeThis",
+    "won't can't isn\u2019t",
+    '"Quoted sentence."',
+    "A final terminal then a quote.\u201d",
+    "Trailing ellipsis...",
+    "One. Two.",
+    "Price $3.50 for U.S. buyers",
+    "Arthur's Magazine (1844\u20131846) was a periodical.",
+    "First; second",
+    "A line\nanother line",
+    "Carriage\rreturn",
+    "Full-width stop\uff0e next",
+    "Ends with a full-width stop\u3002",
+    ".",
+    "?!",
+    "Hello .",
+]
+
+
+def test_the_fast_path_gives_syntoks_spans():
+    for text in ONE_SENTENCE_CASES:
+        quick = text_module._one_sentence(text)
+        if quick is not None:
+            assert quick == text_module._segment_syntok(text), text
+        assert text_module._segment(text) == text_module._segment_syntok(text), text
+
+
+def test_the_fast_path_takes_plain_sentences_and_leaves_the_rest_to_syntok():
+    assert text_module._one_sentence("  Mercury is liquid.  ") == ((2, 20),)
+    assert text_module._one_sentence("") == ()
+    for text in ("One. Two.", "A (bracket) here", "A; B", "A line\nanother", "Is it? Yes"):
+        assert text_module._one_sentence(text) is None, text
+
+
+def test_the_fast_path_matches_syntok_on_random_texts():
+    import random
+
+    rng = random.Random(19)
+    alphabet = list("abcXYZ 019") + [
+        ".",
+        "!",
+        "?",
+        ";",
+        ",",
+        "(",
+        ")",
+        "'",
+        '"',
+        "-",
+        "_",
+        "\t",
+        "\u200b",
+        "\u3000",
+        "\x1c",
+        "\u2019",
+        "\u2014",
+        "\u3002",
+        "\uff08",
+        "\u00e9",
+        "\u00ad",
+    ]
+    taken = 0
+    for _ in range(3000):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 30)))
+        quick = text_module._one_sentence(text)
+        if quick is not None:
+            taken += 1
+            assert quick == text_module._segment_syntok(text), repr(text)
+    assert taken > 300  # the property was exercised
+
+
+# -- word memos -----------------------------------------------------------------------------------
+def test_words_are_memoised_and_each_call_gets_a_new_list():
+    from probeguard.nlp.text import WORDS_MEMO_MAX_CHARS, content_words, words
+
+    text = "The Tower's 1,299.00 steps were built in 2024-03-01 by Eiffel."
+    first = words(text)
+    assert first == ["the", "tower's", "1,299.00", "steps", "were", "built", "in"] + [
+        "2024-03-01",
+        "by",
+        "eiffel",
+    ]
+    first.append("changed")
+    assert words(text)[-1] == "eiffel"
+    cw = content_words(text)
+    assert cw == ["tower's", "1,299.00", "steps", "built", "2024-03-01", "eiffel"]
+    cw.clear()
+    assert content_words(text) == ["tower's", "1,299.00", "steps", "built", "2024-03-01", "eiffel"]
+    long_text = "word " * (WORDS_MEMO_MAX_CHARS // 5 + 1)
+    before = text_module._words_memo.cache_info()
+    assert words(long_text) == ["word"] * (WORDS_MEMO_MAX_CHARS // 5 + 1)
+    assert content_words(long_text) == ["word"] * (WORDS_MEMO_MAX_CHARS // 5 + 1)
+    after = text_module._words_memo.cache_info()
+    assert (after.hits, after.misses) == (before.hits, before.misses)

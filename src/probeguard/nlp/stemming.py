@@ -4,9 +4,15 @@ meet ("release", "released", "releases", "releasing")."""
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 __all__ = ["stem"]
 
+STEM_MEMO_SIZE = 1 << 16
+"""How many words ``stem`` remembers (a vocabulary; least recently used forgotten first)."""
 
+
+@lru_cache(maxsize=STEM_MEMO_SIZE)
 def stem(word: str) -> str:
     """Light suffix normalisation so that plural and inflected variants meet.
 
@@ -14,6 +20,8 @@ def stem(word: str) -> str:
     ("-ies" → "-y", "-es"/"-s" dropped, but not "-ss"/"-us"/"-is"), then "-ing"/"-ed" dropped
     from longer words, then a final "-e" dropped, so "release", "released", "releases" and
     "releasing" all become "releas". A possessive "'s" is removed first. Numbers are kept.
+
+    Memoised by word: every judge and metric stems the same words again and again.
     """
     w = word.lower()
     if w.endswith(("'s", "’s")):
