@@ -34,6 +34,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Literal
 
 from probeguard.nlp.text import STOPWORDS
@@ -141,13 +142,28 @@ def number_word(value: float) -> str | None:
     return f"{_WORD_OF[n - n % 10]}-{_WORD_OF[n % 10]}"
 
 
+MENTIONS_MEMO_SIZE = 16384
+"""How many (text, options) the mention readers remember: a judge reads the same claim and
+the same context sentences once per claim × sentence pair."""
+
+
 def number_mentions(
     text: str, *, skip_dates: bool = True, every_kind: bool = False
 ) -> list[NumberMention]:
     """The numbers in ``text``, in order (see the module docstring for what counts).
     With ``skip_dates`` (default), numbers inside date mentions are left out: inside
     every date, or with ``every_kind`` only inside calendar dates (a month or a day), a year
-    on its own being a year mention. ``every_kind`` adds years, ordinals and decades."""
+    on its own being a year mention. ``every_kind`` adds years, ordinals and decades.
+    Memoised by ``(text, options)``; each call returns a new list (mentions are frozen)."""
+    return list(_number_mentions(text, skip_dates, every_kind))
+
+
+@lru_cache(maxsize=MENTIONS_MEMO_SIZE)
+def _number_mentions(text: str, skip_dates: bool, every_kind: bool) -> tuple[NumberMention, ...]:
+    return tuple(_read_numbers(text, skip_dates=skip_dates, every_kind=every_kind))
+
+
+def _read_numbers(text: str, *, skip_dates: bool, every_kind: bool) -> list[NumberMention]:
     dates = (
         [(d.start, d.end) for d in date_mentions(text) if not every_kind or d.format != "y"]
         if skip_dates
@@ -330,7 +346,22 @@ class DateMention:
 def date_mentions(text: str, *, any_year: bool = False) -> list[DateMention]:
     """The dates in ``text``, in order; longer formats claim their span first. With
     ``any_year``, every bare four-digit number 1000–2099 counts as a year (for a claim value
-    such as "1889", which has no context)."""
+    such as "1889", which has no context). Every date format holds a digit, so a text
+    without one has none. Memoised by ``(text, any_year)``; each call returns a new list."""
+    if not _DIGIT.search(text):
+        return []
+    return list(_date_mentions(text, any_year))
+
+
+_DIGIT = re.compile(r"\d")
+
+
+@lru_cache(maxsize=MENTIONS_MEMO_SIZE)
+def _date_mentions(text: str, any_year: bool) -> tuple[DateMention, ...]:
+    return tuple(_read_dates(text, any_year=any_year))
+
+
+def _read_dates(text: str, *, any_year: bool) -> list[DateMention]:
     taken: list[tuple[int, int]] = []
     out: list[DateMention] = []
     for fmt, pattern in _DATE_PATTERNS:
