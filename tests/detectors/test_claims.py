@@ -113,3 +113,14 @@ def test_subject_and_empty_answer():
     assert subject_of("Costs $12.") is None
     assert decompose("") == [] and decompose("   ") == []
     assert texts("[1]") == []
+
+
+def test_decompose_memo_returns_a_new_list_each_call():
+    answer = "Refunds are issued within 5 business days. Shipping is free."
+    first = decompose(answer)
+    first.pop()
+    first.append(first[0])
+    assert [c.text for c in decompose(answer)] == [
+        "Refunds are issued within 5 business days.",
+        "Shipping is free.",
+    ]

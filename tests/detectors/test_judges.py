@@ -675,3 +675,18 @@ def test_a_bare_word_answer_is_not_unsupported_by_a_negated_predicate():
     )
     assert OFFLINE.judge_pair("monophyletic", context).label == "supported"
     assert OFFLINE.judge_pair("The cydippids are monophyletic.", context).label == "contradicted"
+
+
+def test_takes_question_is_read_per_judge_method_not_per_class():
+    from probeguard.detectors.judges import _takes_question
+    from probeguard.detectors.offline_judge import OfflineJudge
+
+    class NoQuestion(OfflineJudge):
+        def judge(self, claims, contexts):  # type: ignore[no-untyped-def, override]
+            return super().judge(claims, contexts)
+
+    plain, sub = OfflineJudge(), NoQuestion()
+    assert _takes_question(plain) and not _takes_question(sub)
+    assert _takes_question(plain) and not _takes_question(sub)  # memoised: same answers
+    plain.judge = lambda claims, contexts: sub.judge(claims, contexts)  # type: ignore[method-assign]
+    assert not _takes_question(plain)

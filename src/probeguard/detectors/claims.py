@@ -40,9 +40,10 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from probeguard.models.prompts import looks_like_refusal
-from probeguard.nlp.text import CITATION_MARKER, sentence_spans, words
+from probeguard.nlp.text import CITATION_MARKER, SENTENCE_MEMO_MAX_CHARS, sentence_spans, words
 
 __all__ = [
     "AtomicClaim",
@@ -222,7 +223,15 @@ def _sentences(answer: str) -> list[tuple[int, int]]:
 
 
 def decompose(answer: str) -> list[AtomicClaim]:
-    """The answer's atomic claims, in order (rules in the module docstring)."""
+    """The answer's atomic claims, in order (rules in the module docstring). Memoised by
+    answer (a reference is often the answer again); each call returns a new list."""
+    if len(answer) > SENTENCE_MEMO_MAX_CHARS:
+        return list(_decompose.__wrapped__(answer))
+    return list(_decompose(answer))
+
+
+@lru_cache(maxsize=4096)
+def _decompose(answer: str) -> tuple[AtomicClaim, ...]:
     out: list[AtomicClaim] = []
     previous: str | None = None
     for si, (s, e) in enumerate(_sentences(answer)):
@@ -254,7 +263,7 @@ def decompose(answer: str) -> list[AtomicClaim]:
             )
             if not hedge:
                 previous = text
-    return out
+    return tuple(out)
 
 
 def factual(claims: Sequence[AtomicClaim]) -> list[AtomicClaim]:

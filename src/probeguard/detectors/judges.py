@@ -36,6 +36,7 @@ import math
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from probeguard.core.hashing import digest
@@ -188,9 +189,23 @@ def as_contexts(contexts: Sequence[Context | str]) -> tuple[Context, ...]:
 
 
 def _takes_question(judge: Judge) -> bool:
-    """``judge.judge`` has a ``question`` parameter (a subclass may override it without)."""
+    """``judge.judge`` has a ``question`` parameter (a subclass may override it without).
+    A method's answer is remembered per function (its signature cannot change)."""
+    method = judge.judge
+    func = getattr(method, "__func__", None)
+    if func is not None and getattr(method, "__self__", None) is judge:
+        return _func_takes_question(func)
+    return _signature_takes_question(method)
+
+
+@lru_cache(maxsize=256)
+def _func_takes_question(func: Any) -> bool:
+    return _signature_takes_question(func)
+
+
+def _signature_takes_question(fn: Any) -> bool:
     try:
-        return "question" in inspect.signature(judge.judge).parameters
+        return "question" in inspect.signature(fn).parameters
     except (TypeError, ValueError):
         return False
 

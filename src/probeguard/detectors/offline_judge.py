@@ -123,6 +123,7 @@ _UNIT_SKIP = frozenset({"per", "a", "an", "the", "of", "each", "every", "in"})
 _ANAPHORA = 0.75
 
 
+@lru_cache(maxsize=16384)
 def _terms(text: str) -> frozenset[str]:
     return frozenset(
         stem(w)
@@ -134,6 +135,7 @@ def _terms(text: str) -> frozenset[str]:
     )
 
 
+@lru_cache(maxsize=16384)
 def _names(text: str) -> frozenset[str]:
     """Stems of capitalised words after the first word, outside dates. The words are
     ``words``' tokens, as in the sentences' stems: "D.C." is one name, "d.c"."""
@@ -159,9 +161,10 @@ class _Sentence:
     inherited: frozenset[str]
 
 
-def _chunk_sentences(text: str) -> list[_Sentence]:
+@lru_cache(maxsize=8192)
+def _chunk_sentences(text: str) -> tuple[_Sentence, ...]:
     """The extractive generator's sentence analysis (stems and one-step anaphora, cached),
-    with each sentence's span in ``text``."""
+    with each sentence's span in ``text`` (memoised: a tuple of frozen sentences)."""
     out: list[_Sentence] = []
     pos = 0
     for sentence, own, inherited, _ in analysed_sentences(text):
@@ -169,7 +172,7 @@ def _chunk_sentences(text: str) -> list[_Sentence]:
         start = pos if start < 0 else start
         pos = start + len(sentence)
         out.append(_Sentence(sentence, start, pos, own, inherited))
-    return out
+    return tuple(out)
 
 
 def _coverage(terms: frozenset[str], sentence: _Sentence) -> float:
@@ -190,6 +193,7 @@ _FRAMING = frozenset(
 """Words that frame a question rather than say what it is about ("what *type* of ...")."""
 
 
+@lru_cache(maxsize=4096)
 def _question_words(question: str | None) -> frozenset[str]:
     """``Q``: the question's stemmed content words (``question_terms`` ∩ ``T``: no fillers,
     light verbs, negation cues or digits), framing words ("type", "name") left out."""
@@ -201,16 +205,22 @@ def _question_words(question: str | None) -> frozenset[str]:
 def _entities(text: str, q: frozenset[str]) -> frozenset[str]:
     """Stems of the capitalised words of ``text`` outside ``Q`` and stopwords, hyphenated
     names split ("Skiffle-Bluesband" → skiffl, bluesband): the entities a bridge can name."""
+    return _capitalised(text) - q
+
+
+@lru_cache(maxsize=8192)
+def _capitalised(text: str) -> frozenset[str]:
+    """``_entities`` before ``Q`` is taken out (per sentence, memoised)."""
     out = set()
     for m in _NAME.finditer(text):
         for part in re.split(r"[-'’]", m.group(0).lower()):
             if len(part) > 1 and part not in STOPWORDS:
                 out.add(stem(part))
-    return frozenset(out - q)
+    return frozenset(out)
 
 
 def _bridges(
-    q: frozenset[str], sentences: list[list[_Sentence]], anchor: float
+    q: frozenset[str], sentences: Sequence[Sequence[_Sentence]], anchor: float
 ) -> list[list[_Sentence]]:
     """For each chunk, its bridges (module docstring): sentences of the *other* chunks about
     the question (``covq ≥ anchor``) that name an entity outside ``Q`` the chunk holds."""
@@ -501,6 +511,11 @@ def _may_support(claim: _Polarity, text: str, sentences: list[str]) -> bool:
     return True
 
 
+@lru_cache(maxsize=64)
+def _fingerprint(config: tuple[tuple[str, Any], ...]) -> str:
+    return digest(dict(config))[:16]
+
+
 class OfflineJudge:
     """Lexical entailment judge aware of numbers, dates, names and negation (rules in the
     module docstring). ``support``: least ``cov`` to support; ``about``: least ``cov`` for a
@@ -550,7 +565,7 @@ class OfflineJudge:
         }
 
     def fingerprint(self) -> str:
-        return digest(self.config())[:16]
+        return _fingerprint(tuple(self.config().items()))
 
     def judge(
         self,
@@ -569,10 +584,14 @@ class OfflineJudge:
             if q and any(is_bare(t) for t in texts)
             else [[] for _ in ctxs]
         )
-        rows = tuple(
-            tuple(self._cell(t, c, s, q, b) for c, s, b in zip(ctxs, sentences, bridges))
-            for t in texts
-        )
+        # a claim text given twice (an answer that restates its reference) is one row, judged once
+        row_of: dict[str, tuple[Verdict, ...]] = {}
+        for t in texts:
+            if t not in row_of:
+                row_of[t] = tuple(
+                    self._cell(t, c, s, q, b) for c, s, b in zip(ctxs, sentences, bridges)
+                )
+        rows = tuple(row_of[t] for t in texts)
         return Judgment(texts, ctxs, rows, self.name, {"fingerprint": self.fingerprint()})
 
     def judge_pair(
@@ -586,7 +605,7 @@ class OfflineJudge:
         self,
         claim: str,
         ctx: Context,
-        sentences: list[_Sentence],
+        sentences: Sequence[_Sentence],
         q: frozenset[str] = frozenset(),
         bridges: Sequence[_Sentence] = (),
     ) -> Verdict:

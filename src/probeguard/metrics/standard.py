@@ -130,20 +130,16 @@ class StandardScore:
     def as_dict(self) -> dict[str, Any]:
         """JSON form: each metric's value (null when NaN), n, unscored, reason, detail; the
         faithfulness findings under ``claims``; the judgment matrix."""
+        return {**self._saved(), "judgment": self.judgment.as_dict()}
+
+    def _saved(self) -> dict[str, Any]:
         metrics = {k: self.metrics[k].as_dict() for k in METRICS}
         claims = metrics["faithfulness"].pop("claims", [])  # written once, below
-        return {
-            "metrics": metrics,
-            "precision_source": self.precision_source,
-            "claims": claims,
-            "judgment": self.judgment.as_dict(),
-        }
+        return {"metrics": metrics, "precision_source": self.precision_source, "claims": claims}
 
     def scores(self) -> RecordScores:
-        """The saved form (``as_dict`` without the judgment matrix)."""
-        data = self.as_dict()
-        data.pop("judgment")
-        return RecordScores.model_validate(data)
+        """The saved form (``as_dict`` without the judgment matrix, which is not built)."""
+        return RecordScores.model_validate(self._saved())
 
 
 def split_judgment(judgment: Judgment, rows: int) -> tuple[Judgment, Judgment]:
