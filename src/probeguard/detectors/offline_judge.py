@@ -79,6 +79,20 @@ noun phrase, a name, a number, as short answers are — is never contradicted by
 poverty". A claim with no listed verb ("The company manufactures boots") against a sentence
 that negates one of its later words as a predicate ("does not manufacture") is unsupported.
 
+**Comparisons.** A claim with a comparative or superlative word (``_TIME_ORDER``: "first",
+"earlier", "older", "later", "younger", ...; ``_AMOUNT_ORDER``: "more", "higher", "closer",
+"largest", "ranks", ...; not inside a name, not "more than" a number nor a negated "no
+more") relates two things, so a sentence about one of them does not support it on word
+overlap. It is supported by a sentence that also holds the comparative word (stopwords
+included: "one of the most common"), or, for a time comparative answering a question that
+offers two alternatives ("Who was born first, Pablo Trapero or Aleksander Ford?": the names
+around " or "), when the claim names one alternative and the dates put it first (−1) or
+last (+1): each alternative's date is the first year of the first sentence of the chunks
+that names it. Dates that put it the other way contradict it ("Pablo Trapero was born
+first." against "Pablo Trapero (Born 4 October 1971)" and "Aleksander Ford (born ...; 24
+November 1908 ...)"). Other comparisons ("Chelone has more species.", "... ranks higher.",
+"... is closer.") are unsupported unless stated: the judge orders no amounts.
+
 ``score`` is the deciding sentence's ``cov``. Names are compared as stems, so a name missing
 from the chunk makes a claim unsupported, never contradicted: "We ship to Brazil" against
 "We ship to Canada" is not a contradiction (both can be true). Paraphrase defeats it
@@ -247,6 +261,85 @@ def _needs_anchor(claim: str, terms: frozenset[str]) -> bool:
         return False
     has_value = bool(_numbers(claim) or date_mentions(claim))
     return has_value and len(terms) <= 1
+
+
+_TIME_ORDER = {
+    **dict.fromkeys("first earlier earliest older oldest sooner".split(), -1),
+    **dict.fromkeys("later latest younger youngest newer newest".split(), 1),
+}
+"""Comparatives of time: −1 claims the earlier date, +1 the later one."""
+_AMOUNT_ORDER = frozenset(
+    """more most less least fewer fewest higher highest lower lowest larger largest smaller
+smallest bigger biggest greater greatest longer longest shorter shortest taller tallest
+closer closest nearer nearest farther farthest further furthest ranks""".split()
+)
+"""Comparatives of amount, distance and rank: stated, or unsupported (no order check)."""
+_ALTERNATIVES = re.compile(
+    r"(?:^|[,:]\s*|\b(?:is|are|was|were)\s+)([^,:?]+?)\s+or\s+([^,:?]+?)(?=[?,]|\s+the\s|$)"
+)
+
+
+def _comparatives(claim: str) -> tuple[frozenset[str], int]:
+    """Stems of the comparative words of ``claim`` and the time order it claims (−1, +1, 0
+    when none): "more than 30" and "no more" bound a number or negate, they compare nothing."""
+    raw = _TOKEN.findall(claim)
+    ws = [w.lower() for w in raw]
+    found, order = set(), 0
+    for i, w in enumerate(ws):
+        nxt = ws[i + 1] if i + 1 < len(ws) else ""
+        if w in ("more", "less", "fewer") and (nxt == "than" or (i and is_negation(ws[i - 1]))):
+            continue
+        if i and raw[i][0].isupper():  # part of a name or title: "And There's More"
+            continue
+        if w in _TIME_ORDER or w in _AMOUNT_ORDER:
+            found.add(stem(w))
+            order = order or _TIME_ORDER.get(w, 0)
+    return frozenset(found), order
+
+
+def _word_stems(texts: Sequence[str]) -> frozenset[str]:
+    """Stems of every word of ``texts``, stopwords included ("most", "more")."""
+    return frozenset(stem(w.lower()) for t in texts for w in _TOKEN.findall(t))
+
+
+def _alternatives(question: str | None) -> list[frozenset[str]]:
+    """The name stems of the two alternatives a question offers ("Who was born first,
+    Pablo Trapero or Aleksander Ford?"); empty when it offers none."""
+    m = _ALTERNATIVES.search(question or "")
+    if m is None:
+        return []
+    alts = [_entities(m.group(k), frozenset()) for k in (1, 2)]
+    return alts if all(alts) and alts[0] != alts[1] else []
+
+
+def _time_order(
+    claim: str, order: int, alts: list[frozenset[str]], sentences: Sequence[_Sentence]
+) -> bool | None:
+    """Whether the dates in ``sentences`` put the claim's alternative first (``order`` −1)
+    or last (+1): each alternative's date is the first year of the first sentence that
+    names it; None when the claim names no single alternative or one has no date."""
+    mine = _entities(claim, frozenset())
+    named = [a for a in alts if a <= mine]
+    if order == 0 or len(named) != 1:
+        return None
+    years = []
+    for a in alts:
+        year = next(
+            (
+                ys[0][0]
+                for s in sentences
+                if a <= (s.own | s.inherited)
+                for ys in [_years(s.text)]
+                if ys
+            ),
+            None,
+        )
+        if year is None:
+            return None
+        years.append(year)
+    own = years[alts.index(named[0])]
+    others = [y for a, y in zip(alts, years) if a is not named[0]]
+    return all((own - y) * order > 0 for y in others)
 
 
 def _anchored_coverage(q: frozenset[str], s: _Sentence, bridges: Sequence[_Sentence]) -> float:
@@ -523,11 +616,12 @@ class OfflineJudge:
     idf-weighted support for a statement to be relevant to a question."""
 
     name = "offline"
-    version = 2
+    version = 3
     """Bumped when a rule changes verdicts. 2: years, ordinals, decades and numbers in
     brackets read alike in claim and context; dotted abbreviations one name; polarity read
     per predicate (module docstring), no longer from any negation cue in the clause that
-    holds most of the claim's words."""
+    holds most of the claim's words. 3: a comparative claim needs
+    the comparison stated or, for time, the dates in the right order (module docstring)."""
 
     accepts_question = True
     """``judge`` reads the question (question-anchored bare claims, module docstring)."""
@@ -584,12 +678,15 @@ class OfflineJudge:
             if q and any(is_bare(t) for t in texts)
             else [[] for _ in ctxs]
         )
+        every = [s for chunk in sentences for s in chunk]
+        alts = _alternatives(question)
         # a claim text given twice (an answer that restates its reference) is one row, judged once
         row_of: dict[str, tuple[Verdict, ...]] = {}
         for t in texts:
             if t not in row_of:
                 row_of[t] = tuple(
-                    self._cell(t, c, s, q, b) for c, s, b in zip(ctxs, sentences, bridges)
+                    self._cell(t, c, s, q, b, every, alts)
+                    for c, s, b in zip(ctxs, sentences, bridges)
                 )
         rows = tuple(row_of[t] for t in texts)
         return Judgment(texts, ctxs, rows, self.name, {"fingerprint": self.fingerprint()})
@@ -599,7 +696,15 @@ class OfflineJudge:
     ) -> Verdict:
         """One cell."""
         ctx = as_contexts([context])[0]
-        return self._cell(claim, ctx, _chunk_sentences(ctx.text), _question_words(question))
+        sentences = _chunk_sentences(ctx.text)
+        return self._cell(
+            claim,
+            ctx,
+            sentences,
+            _question_words(question),
+            every=sentences,
+            alts=_alternatives(question),
+        )
 
     def _cell(
         self,
@@ -608,8 +713,12 @@ class OfflineJudge:
         sentences: Sequence[_Sentence],
         q: frozenset[str] = frozenset(),
         bridges: Sequence[_Sentence] = (),
+        every: Sequence[_Sentence] = (),
+        alts: Sequence[frozenset[str]] = (),
     ) -> Verdict:
         terms = _terms(claim)
+        compared, order = _comparatives(claim)
+        ordered = _time_order(claim, order, list(alts), every) if compared else None
         anchor = q if q and _needs_anchor(claim, terms) else None
         if not terms and not _numbers(claim) and not date_mentions(claim):
             return Verdict(
@@ -648,6 +757,10 @@ class OfflineJudge:
                 if agrees is False:
                     conf.append("the context states the opposite polarity")
                 p_ok = _may_support(polarity, claim, texts)
+                if ordered is False:
+                    conf.append("the context's dates put the compared things the other way")
+                elif compared and ordered is None:
+                    p_ok = p_ok and compared <= _word_stems(texts)
             if conf:
                 if conflict is None or cov > conflict[0]:
                     conflict = (cov, s, "; ".join(conf))
