@@ -1,0 +1,91 @@
+"""Sentences of a chunk as the offline judge reads them (stems, anaphora) and the
+coverage ``cov`` of a claim's words by a sentence (``probeguard.detectors.offline_judge``)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+from probeguard.nlp.mentions import (
+    NEGATION_CUES,
+    date_mentions,
+)
+from probeguard.nlp.stemming import stem
+from probeguard.nlp.support import analysed_sentences
+from probeguard.nlp.text import STOPWORDS, content_words, word_spans
+
+LIGHT = frozenset({"have", "has", "had", "get", "gets", "got"})
+ANAPHORA = 0.75
+
+
+@lru_cache(maxsize=16384)
+def claim_terms(text: str) -> frozenset[str]:
+    return frozenset(
+        stem(w)
+        for w in content_words(text)
+        if w not in NEGATION_CUES
+        and not w.endswith(("n't", "n’t"))
+        and w not in LIGHT
+        and not any(ch.isdigit() for ch in w)
+    )
+
+
+@lru_cache(maxsize=16384)
+def claim_names(text: str) -> frozenset[str]:
+    """Stems of capitalised words after the first word, outside dates. The words are
+    ``words``' tokens, as in the sentences' stems: "D.C." is one name, "d.c"."""
+    dates = [(d.start, d.end) for d in date_mentions(text)]
+    first = re.match(r"\s*\S+", text)
+    skip = first.end() if first else 0
+    out = set()
+    for token, start, _ in word_spans(text):
+        if not token[0].isupper() or start < skip or any(s <= start < e for s, e in dates):
+            continue
+        w = token.lower()
+        if w not in STOPWORDS:
+            out.add(stem(w))
+    return frozenset(out)
+
+
+@dataclass(frozen=True)
+class Sentence:
+    text: str
+    start: int
+    end: int
+    own: frozenset[str]
+    inherited: frozenset[str]
+
+
+@lru_cache(maxsize=8192)
+def chunk_sentences(text: str) -> tuple[Sentence, ...]:
+    """The extractive generator's sentence analysis (stems and one-step anaphora, cached),
+    with each sentence's span in ``text`` (memoised: a tuple of frozen sentences)."""
+    out: list[Sentence] = []
+    pos = 0
+    for sentence, own, inherited, _ in analysed_sentences(text):
+        start = text.find(sentence, pos)
+        start = pos if start < 0 else start
+        pos = start + len(sentence)
+        out.append(Sentence(sentence, start, pos, own, inherited))
+    return tuple(out)
+
+
+def coverage(terms: frozenset[str], sentence: Sentence) -> float:
+    """``cov`` (module docstring); 0.0 for no terms: a claim without content words is about
+    nothing on its own (its about-ness must come from its question, ``_anchor``)."""
+    if not terms:
+        return 0.0
+    return (len(terms & sentence.own) + ANAPHORA * len(terms & sentence.inherited)) / len(terms)
+
+
+def best_sentence(claim: str, text: str) -> tuple[str, tuple[int, int] | None, float]:
+    """The sentence of ``text`` that covers most of ``claim``'s words (``cov`` above), its
+    span and its ``cov``; ``("", None, 0.0)`` for a text without sentences."""
+    terms = claim_terms(claim)
+    best: tuple[str, tuple[int, int] | None, float] = ("", None, 0.0)
+    for s in chunk_sentences(text):
+        cov = coverage(terms, s)
+        if cov > best[2] or best[1] is None:
+            best = (s.text, (s.start, s.end), cov)
+    return best
