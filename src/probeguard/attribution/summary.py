@@ -10,7 +10,7 @@ from typing import Any
 
 from pydantic import ConfigDict
 
-from probeguard.core.artifacts import ByKeyModel
+from probeguard.core.artifacts import FROZEN_RESULT, ByKeyModel
 
 __all__ = ["AttributionSummary", "TopFix"]
 
@@ -18,7 +18,7 @@ __all__ = ["AttributionSummary", "TopFix"]
 class TopFix(ByKeyModel):
     """One distinct fix (``recommend.Recommendation``) and how many failures it answers."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=True)
+    model_config = FROZEN_RESULT
 
     cause: str
     title: str

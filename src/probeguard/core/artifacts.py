@@ -36,6 +36,11 @@ __all__ = [
 ]
 
 
+FROZEN_RESULT = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=True)
+"""The config of every saved result model: unknown keys are errors, values are frozen, and
+NaN (an undefined rate) is allowed."""
+
+
 class ArtifactHeader(BaseModel):
     """The header every saved artefact starts with (inherited, so its fields come first)."""
 

@@ -24,9 +24,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from pydantic import ConfigDict
-
-from probeguard.core.artifacts import ByKeyModel, JsonFloat
+from probeguard.core.artifacts import FROZEN_RESULT, ByKeyModel, JsonFloat
 
 __all__ = ["FCSResult", "FCSSummary", "failure_coverage_score"]
 
@@ -74,7 +72,7 @@ class FCSSummary(ByKeyModel):
     """The Failure Coverage Score of a scan and its reading (``run.json``'s
     ``summary.fcs``, built by ``probes.evaluate.judge_probes``)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=True)
+    model_config = FROZEN_RESULT
 
     value: JsonFloat
     """FCS; NaN (written ``null``) when no adversarial failure was found."""

@@ -27,9 +27,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ConfigDict, SerializationInfo, model_serializer
+from pydantic import BaseModel, SerializationInfo, model_serializer
 
-from probeguard.core.artifacts import JsonEstimate
+from probeguard.core.artifacts import FROZEN_RESULT, JsonEstimate
 from probeguard.core.pipeline import Context
 from probeguard.core.records import CaseRecord
 from probeguard.metrics.judged import relevance_from_gold
@@ -63,7 +63,7 @@ class GoldenVerdict(BaseModel):
     which leaves out what does not apply: the evidence fields when the case names no gold
     evidence, ``contains`` for an abstention case, ``standard`` when not computed."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=True)
+    model_config = FROZEN_RESULT
 
     refused: bool
     """The pipeline refused to answer."""
@@ -138,7 +138,7 @@ def score_golden_record(record: CaseRecord) -> dict[str, Any]:
 class GoldenStandardSummary(BaseModel):
     """The standard metrics over the answered golden cases, with the thresholds' verdict."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=True)
+    model_config = FROZEN_RESULT
 
     judge: dict[str, Any]
     """The claim and relevance judges (``Judges.describe``)."""
@@ -151,7 +151,7 @@ class GoldenStandardSummary(BaseModel):
 class GoldenSummary(BaseModel):
     """Rates over the golden cases (module doc): Wilson intervals, MRR bootstrapped."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=True)
+    model_config = FROZEN_RESULT
 
     cases: int
     errors: int

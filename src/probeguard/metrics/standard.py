@@ -35,8 +35,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
+from probeguard.core.artifacts import FROZEN_RESULT
 from probeguard.core.pipeline import Context
 from probeguard.detectors.claims import decompose, factual
 from probeguard.detectors.factory import Judges
@@ -82,7 +83,7 @@ NAN = float("nan")
 class MetricScore(BaseModel):
     """One metric of one record, as saved (``MetricResult.as_dict``)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=True)
+    model_config = FROZEN_RESULT
 
     value: float | None
     """The score; None when undefined (the reason says why)."""
@@ -99,7 +100,7 @@ class RecordScores(BaseModel):
     """The standard metrics of one record as saved: every metric, where context precision's
     relevance came from, and the faithfulness findings (one per answer claim)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=True)
+    model_config = FROZEN_RESULT
 
     metrics: dict[str, MetricScore]
     """Metric → its score, in ``METRICS`` order."""

@@ -12,9 +12,9 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
-from probeguard.core.artifacts import JsonEstimate
+from probeguard.core.artifacts import FROZEN_RESULT, JsonEstimate
 from probeguard.metrics.standard import METRICS
 from probeguard.stats import bootstrap_mean
 
@@ -24,7 +24,7 @@ __all__ = ["MetricMean", "MetricsSummary", "TagFacet", "metric_means", "summariz
 class MetricMean(BaseModel):
     """One metric's mean over the records where it is defined."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=True)
+    model_config = FROZEN_RESULT
 
     mean: JsonEstimate
     """Percentile-bootstrap 95% interval; n = scored records (NaN, written null, when none)."""
@@ -35,7 +35,7 @@ class MetricMean(BaseModel):
 class TagFacet(BaseModel):
     """The means over the records that carry one tag."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=True)
+    model_config = FROZEN_RESULT
 
     records: int
     metrics: dict[str, MetricMean]
@@ -44,7 +44,7 @@ class TagFacet(BaseModel):
 class MetricsSummary(BaseModel):
     """``summarize_values`` as a model: the means overall and per tag (sorted by tag)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=True)
+    model_config = FROZEN_RESULT
 
     records: int
     metrics: dict[str, MetricMean]

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from pydantic import BaseModel, ConfigDict
 
-from probeguard.core.artifacts import JsonEstimate
+from probeguard.core.artifacts import FROZEN_RESULT, JsonEstimate
 from probeguard.core.cases import Case
 from probeguard.core.documents import Document
 from probeguard.core.errors import InputError
@@ -79,7 +79,7 @@ class StandardEvalSummary(BaseModel):
     """The standard-evaluation baseline: how often ROUGE-L against the gold answers calls
     an answerable golden question failed (``standard_eval_summary``)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=True)
+    model_config = FROZEN_RESULT
 
     failure_rate: JsonEstimate
     """Wilson 95% interval over the answered golden questions with gold answers."""

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel
 
-from probeguard.core.artifacts import ArtifactHeader, JsonEstimate, JsonFloat
+from probeguard.core.artifacts import FROZEN_RESULT, ArtifactHeader, JsonEstimate, JsonFloat
 
 __all__ = [
     "BENCH_VERSION",
@@ -30,13 +30,11 @@ __all__ = [
 BENCH_VERSION = 1
 """1: the first with a header (before it, ``bench.json`` had no ``kind``/``version``)."""
 
-_FROZEN = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=True)
-
 
 class PaperFigure(BaseModel):
     """The published figure the table cites."""
 
-    model_config = _FROZEN
+    model_config = FROZEN_RESULT
 
     asr: float
     claim: str
@@ -48,7 +46,7 @@ class PaperFigure(BaseModel):
 class TargetOutcome(BaseModel):
     """One target's two answers (clean and poisoned) and what they show."""
 
-    model_config = _FROZEN
+    model_config = FROZEN_RESULT
 
     id: str
     question: str
@@ -74,7 +72,7 @@ class TargetOutcome(BaseModel):
 class PoisonedRagMetrics(BaseModel):
     """The measures of one row (Wilson intervals; ``poison_in_top_k`` bootstrapped)."""
 
-    model_config = _FROZEN
+    model_config = FROZEN_RESULT
 
     asr: JsonEstimate
     clean_asr: JsonEstimate
@@ -92,7 +90,7 @@ class PoisonedRagMetrics(BaseModel):
 class PoisonedRagRow(BaseModel):
     """One (retrieval backend, generator) row."""
 
-    model_config = _FROZEN
+    model_config = FROZEN_RESULT
 
     backend: str
     generator: str
@@ -112,7 +110,7 @@ class PoisonedRagRow(BaseModel):
 class PoisonedRagSettings(BaseModel):
     """How the benchmark was run."""
 
-    model_config = _FROZEN
+    model_config = FROZEN_RESULT
 
     backends: list[str]
     generators: dict[str, dict[str, Any]]
@@ -148,7 +146,7 @@ JUDGE_BENCH_VERSION = 1
 class JudgeBenchSettings(BaseModel):
     """How ``probeguard bench judge`` was run."""
 
-    model_config = _FROZEN
+    model_config = FROZEN_RESULT
 
     halueval_limit: int | None
     """Questions drawn from HaluEval (None: all)."""
@@ -166,7 +164,7 @@ class JudgeHaluEval(BaseModel):
     """Right vs hallucinated answers on HaluEval (AUROCs: question-cluster bootstrap; shares:
     Wilson; n = records scored)."""
 
-    model_config = _FROZEN
+    model_config = FROZEN_RESULT
 
     questions: int
     records: int
@@ -191,7 +189,7 @@ class JudgeXquad(BaseModel):
     """Gold answers over gold (or swapped) paragraphs on XQuAD (paragraph-cluster bootstrap;
     n = records scored)."""
 
-    model_config = _FROZEN
+    model_config = FROZEN_RESULT
 
     questions: int
     paragraphs: int
@@ -223,7 +221,7 @@ class JudgeXquad(BaseModel):
 class JudgeRecordScore(BaseModel):
     """One record's scores (NaN written as null)."""
 
-    model_config = _FROZEN
+    model_config = FROZEN_RESULT
 
     id: str
     part: Literal["halueval", "xquad", "xquad_swapped"]

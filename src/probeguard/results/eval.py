@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SerializationInfo, model_serializer
 
-from probeguard.core.artifacts import ArtifactHeader
+from probeguard.core.artifacts import FROZEN_RESULT, ArtifactHeader
 from probeguard.metrics.standard import MetricScore
 from probeguard.metrics.summary import MetricsSummary
 from probeguard.metrics.thresholds import ThresholdReport
@@ -35,7 +35,7 @@ class EvalPipeline(BaseModel):
 class EvalRecordResult(BaseModel):
     """One record's scores and where its answer and contexts came from."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=True)
+    model_config = FROZEN_RESULT
 
     id: str
     source: str

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SerializationInfo, model_serializer
+from pydantic import BaseModel, Field, SerializationInfo, model_serializer
 
-from probeguard.core.artifacts import ArtifactHeader, JsonEstimate
+from probeguard.core.artifacts import FROZEN_RESULT, ArtifactHeader, JsonEstimate
 
 __all__ = [
     "FIX_VERSION",
@@ -30,8 +30,6 @@ __all__ = [
 FIX_VERSION = 2
 """1: the first; 2: the shared header (``kind``, ``probeguard_version`` added)."""
 
-_FROZEN = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=True)
-
 FixVerdict = Literal[
     "verified",
     "partial",
@@ -48,7 +46,7 @@ FixVerdict = Literal[
 class BeforeAfter(BaseModel):
     """A rate before the fix and after it (Wilson 95% intervals)."""
 
-    model_config = _FROZEN
+    model_config = FROZEN_RESULT
 
     before: JsonEstimate
     after: JsonEstimate
@@ -57,7 +55,7 @@ class BeforeAfter(BaseModel):
 class Counts(BaseModel):
     """A count before the fix and after it."""
 
-    model_config = _FROZEN
+    model_config = FROZEN_RESULT
 
     before: int
     after: int
@@ -66,7 +64,7 @@ class Counts(BaseModel):
 class FixTarget(BaseModel):
     """A failure a fix targets: a golden case or a probe group."""
 
-    model_config = _FROZEN
+    model_config = FROZEN_RESULT
 
     kind: Literal["golden", "probe"]
     probe: str
@@ -85,7 +83,7 @@ class TargetRow(FixTarget):
 class TargetTally(BaseModel):
     """Targeted failures of one probe (or ``golden``): how many, repaired, still failing."""
 
-    model_config = _FROZEN
+    model_config = FROZEN_RESULT
 
     n: int
     repaired: int
@@ -95,7 +93,7 @@ class TargetTally(BaseModel):
 class TargetedChange(BaseModel):
     """The targeted failures: all failed before (by construction), re-judged after."""
 
-    model_config = _FROZEN
+    model_config = FROZEN_RESULT
 
     n: int
     before: JsonEstimate
@@ -111,7 +109,7 @@ class TargetedChange(BaseModel):
 class ProbeChange(BaseModel):
     """One re-run probe over all its groups, before → after."""
 
-    model_config = _FROZEN
+    model_config = FROZEN_RESULT
 
     failure_rate: BeforeAfter
     new_failures: list[str]
@@ -124,7 +122,7 @@ class ProbeChange(BaseModel):
 class GoldenChange(BaseModel):
     """The golden questions' rates, before → after."""
 
-    model_config = _FROZEN
+    model_config = FROZEN_RESULT
 
     answer_contains: BeforeAfter
     false_refusal: BeforeAfter
@@ -135,7 +133,7 @@ class GoldenChange(BaseModel):
 class BenignChange(BaseModel):
     """False refusals on the benign controls, before → after."""
 
-    model_config = _FROZEN
+    model_config = FROZEN_RESULT
 
     source: str
     """The benign-control probes (``Probe.benign_controls``) whose groups are the controls,
@@ -160,7 +158,7 @@ class FixEntry(BaseModel):
     """One fix: its patch and targets, its verdict, and — when its re-runs happened —
     what they measured (absent for ``not_applicable`` and ``error``)."""
 
-    model_config = _FROZEN
+    model_config = FROZEN_RESULT
 
     id: str
     """``fix-1``, ``fix-2``, … by targets; ``combined``; ``custom``."""
@@ -211,7 +209,7 @@ class FixEntry(BaseModel):
 class FixRule(BaseModel):
     """The verdict rule's parameters (``engine.fixes.verdict``)."""
 
-    model_config = _FROZEN
+    model_config = FROZEN_RESULT
 
     tolerance: float
     sharp: float

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, SerializationInfo, model_serializer
+from pydantic import BaseModel, SerializationInfo, model_serializer
 
-from probeguard.core.artifacts import ArtifactHeader, JsonEstimate
+from probeguard.core.artifacts import FROZEN_RESULT, ArtifactHeader, JsonEstimate
 
 __all__ = [
     "COMPARISON_VERSION",
@@ -22,13 +22,11 @@ __all__ = [
 COMPARISON_VERSION = 1
 """1: the first with a header (before it, ``comparison.json`` had no ``kind``/``version``)."""
 
-_FROZEN = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=True)
-
 
 class ScoreSpread(BaseModel):
     """Top retrieved scores of a set of questions (``metrics.gate``)."""
 
-    model_config = _FROZEN
+    model_config = FROZEN_RESULT
 
     n: int
     empty: int
@@ -50,7 +48,7 @@ class ScoreSpread(BaseModel):
 class GateRates(BaseModel):
     """A ``min_score`` gate's false-refusal and abstention rates (Wilson)."""
 
-    model_config = _FROZEN
+    model_config = FROZEN_RESULT
 
     min_score: float
     false_refusal: JsonEstimate
@@ -69,7 +67,7 @@ class GateRates(BaseModel):
 class GateAnalysis(BaseModel):
     """How a ``min_score`` gate behaves on one backend's scores (``metrics.gate``)."""
 
-    model_config = _FROZEN
+    model_config = FROZEN_RESULT
 
     answerable_top_score: ScoreSpread
     unanswerable_top_score: ScoreSpread
@@ -85,7 +83,7 @@ class GateAnalysis(BaseModel):
 class BackendPipeline(BaseModel):
     """One backend's scanned pipeline."""
 
-    model_config = _FROZEN
+    model_config = FROZEN_RESULT
 
     fingerprint: str
     retriever: Any
@@ -95,7 +93,7 @@ class BackendPipeline(BaseModel):
 class ComparisonRow(BaseModel):
     """One headline rate across the backends."""
 
-    model_config = _FROZEN
+    model_config = FROZEN_RESULT
 
     label: str
     path: str
