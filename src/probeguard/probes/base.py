@@ -213,6 +213,14 @@ class Probe(ABC, Generic[E]):
         (``CONTROL_ROLES``)."""
         return tuple(r for r in roles if not CONTROL_ROLES.match(r))
 
+    def failure_mechanism(self, evidence: E, cause: str) -> str | None:
+        """How this failed group failed, as a ``core.mechanisms`` id, given the component the
+        surgeon blamed (``cause``); ``None`` (the default) leaves the mechanism to the
+        surgeon's own reading of its swaps. A probe that knows its mechanism from its own
+        evidence (a fracture that the unsplit evidence repairs is ``chunk_boundary``)
+        overrides this."""
+        return None
+
     def case_fix_hints(self, case: Case) -> frozenset[str]:
         """The fix hints for a failure of ``case`` (by default ``fix_hints``)."""
         return self.fix_hints
@@ -241,6 +249,14 @@ class Probe(ABC, Generic[E]):
             "groups": len(verdicts),
             "unscored": len(verdicts) - len(judged),
         }
+
+    @staticmethod
+    def deciding_error(records: Mapping[str, CaseRecord], deciding_roles: Sequence[str]) -> bool:
+        """The one rule for errored cases, shared by every probe: a group is unscored
+        (``failed=None``, counted in ``unscored``) when a case whose role could decide its
+        verdict (``deciding_roles``) has no output; a group whose errored cases could not
+        change the verdict is scored from the rest."""
+        return any(role in records and records[role].output is None for role in deciding_roles)
 
     def case(self, group: str, role: str, question: str, **kwargs: Any) -> Case:
         """A case of this probe with id ``<probe>:<group>:<role>`` and group/role in meta."""
