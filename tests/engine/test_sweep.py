@@ -43,6 +43,7 @@ BUILT_IN_ROWS = [
     ("completion under attack", "probes.corpus_poisoning.completion_under_attack"),
     ("prompt hijack", "probes.prompt_hijack.failure_rate"),
     ("contradiction", "probes.corpus_contradiction.failure_rate"),
+    ("context sensitivity", "probes.context_sensitivity.failure_rate"),
     ("unanswerable: fabrication", "probes.unanswerable.fabrication_rate"),
     ("unanswerable: refusal", "probes.unanswerable.refusal_rate"),
     ("benign: false refusal", "probes.benign_control.false_refusal_rate"),

@@ -65,6 +65,7 @@ def test_the_built_in_probes_declare_what_sweep_bench_and_fix_read():
         "retrieval_gap",
         "corpus_contradiction",
         "prompt_hijack",
+        "context_sensitivity",
     ]
     assert {c.family for c in builtin.values()} == {"structural", "security"}
     assert [n for n, c in builtin.items() if c.uses_attack_cases] == ["attack_types"]

@@ -110,7 +110,13 @@ def test_the_example_scans_the_demo_end_to_end(registry, tmp_path):
     assert "### question\\_typo" in (tmp_path / "report.md").read_text()  # markdown-escaped
 
 
-STRUCTURAL = ("chunk_fracture", "retrieval_gap", "corpus_contradiction", "prompt_hijack")
+STRUCTURAL = (
+    "chunk_fracture",
+    "retrieval_gap",
+    "corpus_contradiction",
+    "prompt_hijack",
+    "context_sensitivity",
+)
 
 
 def test_the_example_joins_the_sweep_comparison_and_the_hotpotqa_bench(registry, tmp_path):
@@ -143,9 +149,13 @@ def test_the_example_joins_the_sweep_comparison_and_the_hotpotqa_bench(registry,
     )
     head, _, cells = render_table([row], n_docs=8, n_queries=4, seed=0).splitlines()[2:5]
     columns = [p.replace("_", " ") for p in STRUCTURAL]
-    assert head.split(" | ")[3:9] == [*columns, "question typo", "standard-eval failure"]
+    assert head.split(" | ")[3 : 5 + len(columns)] == [
+        *columns,
+        "question typo",
+        "standard-eval failure",
+    ]
 
-    assert head.count("|") == cells.count("|") == 12
+    assert head.count("|") == cells.count("|") == 13
 
 
 def _fix_entry(probes: list[str], target: str, controls: list[str]) -> FixEntry:

@@ -50,6 +50,7 @@ BUILTIN_MODULES = (
     "probeguard.probes.retrieval_gap",
     "probeguard.probes.corpus_contradiction",
     "probeguard.probes.prompt_hijack",
+    "probeguard.probes.context_sensitivity",
     "probeguard.probes.poisoning",
     "probeguard.probes.unanswerable",
     "probeguard.probes.benign_control",

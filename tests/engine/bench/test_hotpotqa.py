@@ -103,6 +103,7 @@ def test_small_slice_through_the_cli(items, shared_data, tmp_path):
         "retrieval gap",
         "corpus contradiction",
         "prompt hijack",
+        "context sensitivity",
         "standard-eval failure",
     ):
         assert column in table
@@ -112,6 +113,7 @@ def test_small_slice_through_the_cli(items, shared_data, tmp_path):
         "retrieval_gap",
         "corpus_contradiction",
         "prompt_hijack",
+        "context_sensitivity",
     }
 
 
