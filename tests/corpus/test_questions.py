@@ -167,3 +167,28 @@ def test_file_level_errors(tmp_path: Path) -> None:
     )
     p = write(tmp_path / "q.txt", '{"question": "Q?"}\n')
     assert [c.question for c in load_questions(p, format="jsonl")] == ["Q?"]
+
+
+def test_citation_expectations_load_and_are_checked_against_the_corpus(tmp_path: Path) -> None:
+    p = write(
+        tmp_path / "q.jsonl",
+        '{"id": "a", "question": "One?", "answers": ["x"], "evidence_doc_ids": ["d1"], '
+        '"must_cite": ["d1"], "must_not_cite": ["d2"]}\n',
+    )
+    (case,) = load_questions(p, corpus_ids={"d1", "d2"})
+    assert case.expected.must_cite == ("d1",) and case.expected.must_not_cite == ("d2",)
+    fails(
+        p,
+        line=1,
+        field="must_not_cite",
+        needle="document not to cite 'd2' is not in the corpus",
+        corpus_ids={"d1"},
+    )
+
+
+def test_empty_citation_expectations_stay_out_of_the_serialised_case() -> None:
+    plain = Expected(answers=("x",)).model_dump()
+    assert "must_cite" not in plain and "must_not_cite" not in plain
+    cited = Expected(answers=("x",), must_cite=("d1",))
+    assert cited.model_dump()["must_cite"] == ("d1",)
+    assert Expected.model_validate_json(cited.model_dump_json()) == cited

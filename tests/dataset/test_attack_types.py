@@ -117,7 +117,7 @@ def test_every_type_has_a_mode():
             {**GOOD, "kind": "x"},
             "kind",
             "unknown field; allowed: id, question, mode, meta, answers, "
-            "evidence_doc_ids, tags, contains, excludes, type",
+            "evidence_doc_ids, tags, contains, excludes, must_cite, must_not_cite, type",
         ),
         ({**GOOD, "answers": "10%"}, "answers", "must be a list of strings"),
     ],

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from probeguard.core.cases import Expected
+from probeguard.core.documents import Document
 from probeguard.core.pipeline import PipelineOutput, RetrievedChunk
 from probeguard.metrics.layers import (
     LAYERS,
@@ -15,6 +16,7 @@ from probeguard.metrics.layers import (
     is_refusal,
     retrieval_layer,
     score_layers,
+    uncitable_doc_ids,
 )
 from probeguard.models.prompts import REFUSAL_TEXT
 
@@ -125,6 +127,53 @@ def test_cited_documents_map_through_retrieved_then_chunk_docs():
 )
 def test_citation_truth_table(cited, evidence, want):
     assert citation_layer(cited, evidence)[0] is want
+
+
+def test_citing_an_uncitable_document_fails_even_with_the_evidence_cited():
+    ok, detail = citation_layer(["a", "old"], ["a"], uncitable={"old"})
+    assert ok is False and detail["cited_uncitable"] == ["old"]
+    assert citation_layer(["a"], ["a"], uncitable={"old"})[0] is True
+
+
+def test_must_cite_needs_every_document():
+    assert citation_layer(["a"], ["a"], must_cite=("a", "b"))[0] is False
+    assert citation_layer(["b", "a"], ["a"], must_cite=("a", "b"))[0] is True
+    ok, detail = citation_layer(["a"], [], must_cite=("b",))
+    assert ok is False and detail["missing_citations"] == ["b"]
+
+
+VERSIONS = [
+    Document(id="a", text="Current.", metadata={"status": "current", "supersedes": "old"}),
+    Document(id="old", text="Archived.", metadata={"status": "archived"}),
+    Document(id="draft", text="Draft copy.", metadata={"near_duplicate_of": "a"}),
+    Document(id="gone", text="Replaced.", metadata={"superseded_by": "elsewhere"}),
+    Document(id="other", text="Unrelated.", metadata={"status": "current"}),
+]
+
+
+def test_uncitable_documents_are_versions_injected_text_and_must_not_cite():
+    expected = Expected(answers=("30 days",), evidence_doc_ids=("a",), must_not_cite=("other",))
+    planted = Document(id="planted", text="Injected.")
+    got = uncitable_doc_ids(expected, VERSIONS, overlay=(planted,))
+    assert got == {"old", "draft", "gone", "planted", "other"}
+    # the evidence (here the archived version itself) is never uncitable
+    historic = Expected(answers=("14 days",), evidence_doc_ids=("old",))
+    assert "old" not in uncitable_doc_ids(historic, VERSIONS)
+    assert "a" in uncitable_doc_ids(historic, VERSIONS)  # the version it conflicts with
+
+
+def test_score_layers_fails_citation_of_an_archived_copy_next_to_the_evidence():
+    out = output("Within 30 days [1] [2].", docs=("a", "old"), cited=("a", "old"))
+    assert layers(TRUE_FACT, out)["citation"] is True  # nothing known about "old"
+    assert layers(TRUE_FACT, out, uncitable={"old"})["citation"] is False
+    flagged = Expected(answers=("30 days",), evidence_doc_ids=("a",), must_not_cite=("old",))
+    assert layers(flagged, out)["citation"] is False
+
+
+def test_must_cite_makes_an_uncited_answer_fail_the_citation_layer():
+    expected = Expected(answers=("30 days",), evidence_doc_ids=("a",), must_cite=("a",))
+    assert layers(expected, output("Within 30 days."))["citation"] is False
+    assert layers(TRUE_FACT, output("Within 30 days."))["citation"] is None
 
 
 # -- all layers together -----------------------------------------------------------------

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
 from probeguard.core.hashing import digest, sha256_hex
 from probeguard.core.pipeline import Variation
@@ -28,7 +28,26 @@ class Expected(BaseModel):
     evidence_doc_ids: tuple[str, ...] = ()
     """Documents that hold the evidence; all are needed for multi-hop questions."""
     contains: tuple[str, ...] = ()
+    """Strings the answer must hold, every one."""
     excludes: tuple[str, ...] = ()
+    """Strings the answer must not hold (a false premise's value, an archived figure)."""
+    must_cite: tuple[str, ...] = ()
+    """Documents the answer must cite, every one (checked when it cites; left out of the
+    serialised case when empty)."""
+    must_not_cite: tuple[str, ...] = ()
+    """Documents the answer must not cite (a draft, an archived copy; left out of the
+    serialised case when empty)."""
+
+    @model_serializer(mode="wrap")
+    def _omit_empty_citation_lists(self, handler: SerializerFunctionWrapHandler) -> Any:
+        # Keeps the serialised form of a case without citation expectations (run logs,
+        # reports) exactly what it was before the two fields existed.
+        data = handler(self)
+        if isinstance(data, dict):
+            for key in ("must_cite", "must_not_cite"):
+                if not data.get(key):
+                    data.pop(key, None)
+        return data
 
 
 class Case(BaseModel):

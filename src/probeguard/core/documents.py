@@ -98,6 +98,33 @@ class Chunk:
         )
 
 
+OUTDATED_STATUSES = frozenset({"archived", "superseded", "draft", "deprecated", "obsolete"})
+"""``metadata["status"]`` values (case-insensitive) of a document that is not the current
+version of what it says (the ``demote_archived`` defence ranks them down)."""
+
+VERSION_LINKS = ("supersedes", "superseded_by", "near_duplicate_of", "duplicate_of")
+"""Metadata keys that name another version of the same document (an id or a list of ids)."""
+
+
+def is_outdated(metadata: Mapping[str, Any]) -> bool:
+    """The document is an outdated version: its ``status`` is one of ``OUTDATED_STATUSES``
+    (case-insensitive) or it names a ``superseded_by`` document."""
+    status = str(metadata.get("status", "")).lower()
+    return status in OUTDATED_STATUSES or bool(metadata.get("superseded_by"))
+
+
+def version_links(metadata: Mapping[str, Any]) -> set[str]:
+    """The ids the document's ``VERSION_LINKS`` keys name."""
+    out: set[str] = set()
+    for key in VERSION_LINKS:
+        value = metadata.get(key)
+        if isinstance(value, str):
+            out.add(value)
+        elif isinstance(value, (list, tuple)):
+            out.update(str(v) for v in value)
+    return out
+
+
 def corpus_fingerprint(documents: Iterable[Document]) -> str:
     """sha256 over the sorted content hashes of the documents: order-independent,
     and changed by any edit to any document's id, title, text or metadata."""

@@ -7,14 +7,15 @@ A file is JSONL (one object a line) or JSON (a list, or ``{"questions": [...]}``
 
 ``question`` is required (a non-empty string). ``id`` is optional (a string or integer;
 without one the case gets ``q-<12 hex of sha256(question)>``). ``answers``,
-``evidence_doc_ids``, ``tags``, ``contains`` and ``excludes`` are lists of non-empty strings
-(default empty); ``mode`` is ``"answer"`` (default), ``"abstain"`` or ``"correct_premise"``
+``evidence_doc_ids``, ``tags``, ``contains``, ``excludes``, ``must_cite`` and
+``must_not_cite`` are lists of non-empty strings (default empty; the last two are document
+ids the answer must / must not cite); ``mode`` is ``"answer"`` (default), ``"abstain"`` or ``"correct_premise"``
 (see ``Expected``); ``meta`` is an optional object copied to ``Case.meta``. Any other key is
 an error, so that a typo ("answer" for "answers") does not silently drop expectations.
 
 Errors raise ``InputError`` naming the file, the 1-based line and the field, as the corpus
 loaders do; duplicate ids name both lines, and with ``corpus_ids`` an evidence id that is
-not in the corpus is an error.
+(or a ``must_cite`` / ``must_not_cite`` id) not in the corpus is an error.
 
 Other case files reuse this format: ``extra_keys`` admits more keys, and ``check`` sees each
 parsed case with its raw object and place, to validate those keys and return the case it
@@ -34,8 +35,21 @@ from probeguard.corpus.file_reading import iter_json_records
 from probeguard.corpus.record_validation import record_id, type_name, where
 
 MODES: tuple[str, ...] = get_args(Expected.model_fields["mode"].annotation)
-_LISTS = ("answers", "evidence_doc_ids", "tags", "contains", "excludes")
+_LISTS = (
+    "answers",
+    "evidence_doc_ids",
+    "tags",
+    "contains",
+    "excludes",
+    "must_cite",
+    "must_not_cite",
+)
 _KEYS = ("id", "question", "mode", "meta", *_LISTS)
+_DOC_WORDS = {
+    "evidence_doc_ids": "evidence document",
+    "must_cite": "document to cite",
+    "must_not_cite": "document not to cite",
+}
 _SUFFIXES = {".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "json"}
 
 
@@ -127,14 +141,15 @@ def _case(
         if obj.get(name) is not None
     }
     if corpus_ids is not None:
-        for doc_id in lists.get("evidence_doc_ids", ()):
-            if doc_id not in corpus_ids:
-                raise InputError(
-                    f"{label}evidence document '{doc_id}' is not in the corpus",
-                    file=file,
-                    line=line,
-                    field="evidence_doc_ids",
-                )
+        for name in ("evidence_doc_ids", "must_cite", "must_not_cite"):
+            for doc_id in lists.get(name, ()):
+                if doc_id not in corpus_ids:
+                    raise InputError(
+                        f"{label}{_DOC_WORDS[name]} '{doc_id}' is not in the corpus",
+                        file=file,
+                        line=line,
+                        field=name,
+                    )
     meta = obj.get("meta")
     if meta is None:
         meta = {}
@@ -148,6 +163,8 @@ def _case(
         evidence_doc_ids=lists.get("evidence_doc_ids", ()),
         contains=lists.get("contains", ()),
         excludes=lists.get("excludes", ()),
+        must_cite=lists.get("must_cite", ()),
+        must_not_cite=lists.get("must_not_cite", ()),
     )
     case = Case(
         id=case_id,

@@ -22,8 +22,8 @@ The seven types (``ATTACK_TYPES``) and the mode each must expect (``TYPE_MODES``
   fails when the answer cites nothing.
 
 A file is the golden-question format (``probeguard.corpus.questions``: JSONL or JSON, ``{id,
-question, answers, evidence_doc_ids, mode, contains, excludes, tags, meta}``) plus a required
-``type``. ``mode`` defaults to the type's mode. Rules, each an ``InputError`` naming the
+question, answers, evidence_doc_ids, mode, contains, excludes, must_cite, must_not_cite, tags,
+meta}``) plus a required ``type``. ``mode`` defaults to the type's mode. Rules, each an ``InputError`` naming the
 file, line and field: ``type`` is one of the seven; ``mode`` matches the type; every
 evidence id is in the corpus (when ``corpus_ids`` is given); every type but
 ``unanswerable`` names ``evidence_doc_ids``; an ``answer``/``correct_premise`` case has

@@ -5,8 +5,18 @@ Per case (``golden_verdict``: a ``GoldenVerdict``; ``score_golden_record`` is it
 - ``hit``: some gold document was retrieved (the pipeline's top-k);
 - ``all_evidence``: every gold document was retrieved (multi-hop needs all);
 - ``rr``: reciprocal rank of the first gold document;
-- ``contains``: the answer holds one of the gold answers (SQuAD-normalised containment);
-- ``refused``; ``passed``: mode ``answer`` → contains and not refused; mode ``abstain`` →
+- ``contains``: the answer (without its ``[n]`` citation markers) holds one of the gold
+  answers (SQuAD-normalised containment) — or, for a case with ``contains`` strings but no
+  ``answers``, every one of them; ``None`` for a case with neither (nothing to contain);
+- ``citation``: for a case with ``must_cite`` or ``must_not_cite`` documents, the citation
+  layer of ``metrics.layers`` (``citation_score``: the evidence, every ``must_cite`` and no
+  ``must_not_cite`` document cited; an answer that cites nothing fails ``must_cite``);
+- ``unmet``: what a failed check missed, by check (``missing_contains``, ``found_excludes``,
+  ``missing_citations``, ``cited_uncitable``);
+- ``refused``; ``passed``: mode ``answer`` (and ``correct_premise``) → the answer check of
+  ``metrics.layers.answer_layer`` (one of ``answers``, all of ``contains``, none of
+  ``excludes``, not refused) and the citation check when it applies — the same checks an
+  attack case gets, so an answer passes or fails alike as either; mode ``abstain`` →
   refused.
 
 Summary (``summarize_golden``: a ``GoldenSummary``): each rate a Wilson 95% interval over the cases where it is
@@ -30,14 +40,16 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, SerializationInfo, model_serializer
 
 from probeguard.core.artifacts import FROZEN_RESULT, JsonEstimate
-from probeguard.core.pipeline import Context
+from probeguard.core.cases import Expected
+from probeguard.core.pipeline import Context, PipelineOutput
 from probeguard.core.records import CaseRecord
 from probeguard.metrics.judged import relevance_from_gold
+from probeguard.metrics.layers import answer_layer, citation_score
 from probeguard.metrics.retrieval import first_relevant_rank, recall_of, reciprocal_rank
 from probeguard.metrics.standard import RecordScores, score_standard
 from probeguard.metrics.summary import MetricMean, MetricsSummary, TagFacet, summarize_values
 from probeguard.metrics.thresholds import ThresholdReport, check_thresholds
-from probeguard.nlp.text import contains_answer
+from probeguard.nlp.text import strip_citations
 from probeguard.stats import bootstrap_mean, proportion
 
 if TYPE_CHECKING:
@@ -56,6 +68,7 @@ __all__ = [
 ]
 
 _EVIDENCE_KEYS = ("evidence_rank", "hit", "all_evidence", "rr")
+_CITATION_MISSES = ("missing_citations", "cited_uncitable")
 
 
 class GoldenVerdict(BaseModel):
@@ -77,9 +90,15 @@ class GoldenVerdict(BaseModel):
     rr: float | None = None
     """Reciprocal rank of the first gold document."""
     contains: bool | None = None
-    """The answer holds a gold answer (None for an abstention case)."""
+    """The answer holds a gold answer (None for an abstention case, or one with nothing to
+    contain)."""
+    citation: bool | None = None
+    """The citation check, for a case with ``must_cite`` / ``must_not_cite`` (None: not
+    checked, or the answer's citations map to no document)."""
+    unmet: dict[str, list[str]] | None = None
+    """What the answer and citation checks missed, by check (None: nothing)."""
     passed: bool
-    """Mode ``answer``: contains and not refused; mode ``abstain``: refused."""
+    """Mode ``answer``: the answer check and the citation check; mode ``abstain``: refused."""
     standard: RecordScores | None = None
     """The standard metrics (``score_golden_standard``), when the scan computes them."""
 
@@ -91,6 +110,8 @@ class GoldenVerdict(BaseModel):
         absent = [
             *(_EVIDENCE_KEYS if self.hit is None else ()),
             *(("contains",) if self.contains is None else ()),
+            *(("citation",) if self.citation is None else ()),
+            *(("unmet",) if self.unmet is None else ()),
             *(("standard",) if self.standard is None else ()),
         ]
         for key in absent:
@@ -122,10 +143,29 @@ def golden_verdict(record: CaseRecord) -> GoldenVerdict | None:
     if exp.mode == "abstain":
         fields["passed"] = out.refused
     else:
-        contains = any(contains_answer(out.answer, a) for a in exp.answers)
-        fields["contains"] = contains
-        fields["passed"] = contains and not out.refused
+        fields.update(_answer_checks(out, exp))
     return GoldenVerdict(**fields)
+
+
+def _answer_checks(out: PipelineOutput, exp: Expected) -> dict[str, Any]:
+    """``contains``, ``citation``, ``unmet`` and ``passed`` of an answerable case (module
+    doc), from the shared checks of ``metrics.layers``."""
+    ok, info = answer_layer(strip_citations(out.answer), exp, refused=out.refused)
+    fields: dict[str, Any] = {}
+    if exp.answers or exp.contains:
+        fields["contains"] = (
+            bool(info["matched_answers"]) if exp.answers else not info["missing_contains"]
+        )
+    unmet = {k: list(info[k]) for k in ("missing_contains", "found_excludes") if info[k]}
+    if (exp.must_cite or exp.must_not_cite) and not out.refused:
+        citation, cited = citation_score(exp, out)
+        fields["citation"] = citation
+        unmet.update({k: list(cited[k]) for k in _CITATION_MISSES if cited.get(k)})
+        ok = ok and citation is not False
+    if unmet:
+        fields["unmet"] = unmet
+    fields["passed"] = ok
+    return fields
 
 
 def score_golden_record(record: CaseRecord) -> dict[str, Any]:
@@ -188,7 +228,7 @@ def summarize_golden(
         retrieval_hit_at_k=proportion([bool(v.hit) for v in with_evidence]),
         retrieval_all_evidence=proportion([bool(v.all_evidence) for v in with_evidence]),
         mrr=bootstrap_mean([float(v.rr or 0.0) for v in with_evidence], seed=seed),
-        answer_contains=proportion([bool(v.contains) for v in answerable]),
+        answer_contains=proportion([v.contains for v in answerable if v.contains is not None]),
         false_refusal=proportion([v.refused for v in answerable]),
         abstention=proportion([v.refused for v in unanswerable]),
         pass_rate=proportion([v.passed for _, v in answered]),

@@ -21,24 +21,34 @@ compared without its ``[n]`` citation markers, using SQuAD-normalised containmen
   (``answers``/``contains``), not the false premise's value (``excludes``), and is not a
   refusal (declining is not correcting). ``None`` for ``abstain``.
 * **abstention** — mode ``abstain``: ``refused``. ``None`` for the other modes.
-* **citation** — the answer cites a chunk of an evidence document: with ``D`` the documents
-  of the cited chunks (``cited_chunk_ids`` mapped through the retrieved chunks, then
-  ``chunk_docs``), ``citation = D ∩ evidence_doc_ids ≠ ∅``. Applies when the mode is not
-  ``abstain``, the case names evidence, the answer is not a refusal (a refusal claims
-  nothing to attribute), and either ``require_citation`` (citation traps: an uncited claim
-  fails) or the output cites something (any pipeline that returns citations is checked on
-  every case with evidence). ``None`` when no cited chunk can be mapped to a document.
+* **citation** — the answer cites the evidence, all it must cite, and nothing it must not:
+  with ``D`` the documents of the cited chunks (``cited_chunk_ids`` mapped through the
+  retrieved chunks, then ``chunk_docs``) and ``U`` the uncitable documents::
+
+      citation = (evidence_doc_ids = ∅  or  D ∩ evidence_doc_ids ≠ ∅)
+                 ∧ must_cite ⊆ D  ∧  D ∩ U = ∅
+
+  ``U`` is ``must_not_cite`` plus what the caller knows (``uncitable_doc_ids``: injected
+  documents, outdated or conflicting versions of the evidence), so citing the archived copy
+  fails even when the answer also cites the current one. Applies when the mode is not
+  ``abstain``, the case names evidence or citation expectations (``must_cite``,
+  ``must_not_cite``), the answer is not a refusal (a refusal claims nothing to attribute),
+  and either ``require_citation`` or ``must_cite`` (citation traps: an uncited claim fails)
+  or the output cites something (any pipeline that returns citations is checked on every
+  such case).
+  ``None`` when no cited chunk can be mapped to a document.
 * **pass** — every applicable layer passed; ``None`` when no layer applies (or the call
   errored: ``output is None``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from probeguard.core.cases import Expected
+from probeguard.core.documents import Document, is_outdated, version_links
 from probeguard.core.pipeline import PipelineOutput
 from probeguard.detectors.fabrication import is_refusal
 from probeguard.metrics.retrieval import first_relevant_rank, recall_of
@@ -49,10 +59,13 @@ __all__ = [
     "LayerScores",
     "answer_layer",
     "cited_doc_ids",
+    "citation_applies",
     "citation_layer",
+    "citation_score",
     "is_refusal",
     "retrieval_layer",
     "score_layers",
+    "uncitable_doc_ids",
 ]
 
 LAYERS: tuple[str, ...] = ("retrieval", "answer", "abstention", "citation")
@@ -134,14 +147,83 @@ def cited_doc_ids(
 
 
 def citation_layer(
-    cited_docs: Sequence[str], evidence: Sequence[str]
+    cited_docs: Sequence[str],
+    evidence: Sequence[str],
+    *,
+    must_cite: Sequence[str] = (),
+    uncitable: Collection[str] = (),
 ) -> tuple[bool, dict[str, Any]]:
-    """Some cited document is an evidence document."""
+    """The citation check (module docstring): some cited document is an evidence document
+    (when the case names evidence), every ``must_cite`` document is cited, and no
+    ``uncitable`` one is. The detail names what is missing (``missing_citations``) and what
+    must not have been cited (``cited_uncitable``) when there is any."""
     gold = set(evidence)
-    return any(d in gold for d in cited_docs), {
+    missing = [d for d in must_cite if d not in cited_docs]
+    forbidden = [d for d in cited_docs if d in uncitable]
+    ok = (not gold or any(d in gold for d in cited_docs)) and not missing and not forbidden
+    detail: dict[str, Any] = {
         "cited_doc_ids": list(cited_docs),
         "cited_non_evidence": [d for d in cited_docs if d not in gold],
     }
+    if missing:
+        detail["missing_citations"] = missing
+    if forbidden:
+        detail["cited_uncitable"] = forbidden
+    return ok, detail
+
+
+def uncitable_doc_ids(
+    expected: Expected, documents: Iterable[Document], overlay: Iterable[Document] = ()
+) -> frozenset[str]:
+    """The documents an answer to a case must not cite: its ``must_not_cite``; every
+    injected document (``overlay``: planted text is never a source); every corpus document
+    that is an outdated version (``core.documents.is_outdated``: archived, superseded, draft…)
+    or that is linked to an evidence document through ``VERSION_LINKS`` in either direction
+    (another version of it). The evidence and the ``must_cite`` documents never are."""
+    allowed = {*expected.evidence_doc_ids, *expected.must_cite}
+    out = set(expected.must_not_cite) | {d.id for d in overlay}
+    for doc in documents:
+        links = version_links(doc.metadata)
+        if is_outdated(doc.metadata) or links & allowed:
+            out.add(doc.id)
+        out |= links if doc.id in allowed else set()
+    return frozenset(out - allowed)
+
+
+def citation_applies(expected: Expected) -> bool:
+    """The case says something about citations: it names evidence, ``must_cite`` or
+    ``must_not_cite`` documents (and is not an abstention case)."""
+    return expected.mode != "abstain" and bool(
+        expected.evidence_doc_ids or expected.must_cite or expected.must_not_cite
+    )
+
+
+def citation_score(
+    expected: Expected,
+    output: PipelineOutput,
+    *,
+    require_citation: bool = False,
+    chunk_docs: Mapping[str, str] | None = None,
+    uncitable: Collection[str] = (),
+) -> tuple[bool | None, dict[str, Any]]:
+    """The citation layer of an answer (module docstring; the caller checks that it applies):
+    ``citation_layer`` over the cited documents with ``expected``'s evidence, ``must_cite``
+    and ``must_not_cite`` plus ``uncitable``; an answer citing nothing fails when a citation
+    is required (``require_citation`` or ``must_cite``), else is ``None``, as is one whose
+    citations map to no document."""
+    docs, unknown = cited_doc_ids(output, chunk_docs)
+    detail: dict[str, Any] = {"unmapped_citations": unknown} if unknown else {}
+    if docs:
+        ok, info = citation_layer(
+            docs,
+            expected.evidence_doc_ids,
+            must_cite=expected.must_cite,
+            uncitable={*expected.must_not_cite, *uncitable},
+        )
+        return ok, {**detail, **info}
+    if (require_citation or expected.must_cite) and not unknown:
+        return False, {**detail, "cited_doc_ids": [], "cited_non_evidence": []}
+    return None, detail
 
 
 def score_layers(
@@ -151,10 +233,12 @@ def score_layers(
     k: int,
     require_citation: bool = False,
     chunk_docs: Mapping[str, str] | None = None,
+    uncitable: Collection[str] = (),
 ) -> LayerScores:
     """Every layer of one case (rules in the module docstring). ``k``: the pipeline's
     retrieval depth; ``require_citation``: an uncited answer fails the citation layer
-    (citation traps) instead of leaving it unscored."""
+    (citation traps) instead of leaving it unscored; ``uncitable``: documents the answer
+    must not cite beyond ``expected.must_not_cite`` (``uncitable_doc_ids``)."""
     if output is None:
         return LayerScores(detail={"unscored": "no output"})
     refused = is_refusal(output)
@@ -170,16 +254,15 @@ def score_layers(
         detail.update(info)
         answer, info = answer_layer(strip_citations(output.answer), expected, refused=refused)
         detail.update(info)
-        if expected.evidence_doc_ids and not refused:
-            docs, unknown = cited_doc_ids(output, chunk_docs)
-            if unknown:
-                detail["unmapped_citations"] = unknown
-            if docs:
-                citation, info = citation_layer(docs, expected.evidence_doc_ids)
-                detail.update(info)
-            elif require_citation and not unknown:
-                citation = False
-                detail.update(cited_doc_ids=[], cited_non_evidence=[])
+        if citation_applies(expected) and not refused:
+            citation, info = citation_score(
+                expected,
+                output,
+                require_citation=require_citation,
+                chunk_docs=chunk_docs,
+                uncitable=uncitable,
+            )
+            detail.update(info)
     else:
         abstention = refused
     return LayerScores(

@@ -27,6 +27,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from probeguard.core.documents import OUTDATED_STATUSES
 from probeguard.pipeline.defences.ranking import renumber
 from probeguard.pipeline.retrievers.base import Hit
 
@@ -38,7 +39,6 @@ __all__ = [
     "title_family",
 ]
 
-OUTDATED_STATUSES = frozenset({"archived", "superseded", "draft", "deprecated", "obsolete"})
 
 _YEAR = re.compile(r"\b(?:1[89]\d{2}|20\d{2})\b")
 _DATE = re.compile(r"^\s*(\d{4})(?:-(\d{1,2})(?:-(\d{1,2}))?)?")
