@@ -23,10 +23,10 @@ The seven types (``ATTACK_TYPES``) and the mode each must expect (``TYPE_MODES``
 
 A file is the golden-question format (``probeguard.corpus.questions``: JSONL or JSON, ``{id,
 question, answers, evidence_doc_ids, mode, contains, excludes, must_cite, must_not_cite, tags,
-meta}``) plus a required ``type``. ``mode`` defaults to the type's mode. Rules, each an ``InputError`` naming the
-file, line and field: ``type`` is one of the seven; ``mode`` matches the type; every
-evidence id is in the corpus (when ``corpus_ids`` is given); every type but
-``unanswerable`` names ``evidence_doc_ids``; an ``answer``/``correct_premise`` case has
+meta}``) plus a required ``type``. ``mode`` defaults to the type's mode. Rules, each an
+``InputError`` naming the file, line and field: ``type`` is one of the seven; ``mode``
+matches the type; every evidence id is in the corpus (when ``corpus_ids`` is given); every
+type but ``unanswerable`` names ``evidence_doc_ids``; an ``answer``/``correct_premise`` case has
 ``answers`` or ``contains`` (else there is nothing to check); a ``false_premise`` case has
 ``excludes``; an ``unanswerable`` case has none of the four lists. Loaded cases carry
 ``meta["attack_type"]``, ``meta["origin"] = "dataset"``, ``meta["file"]`` and

@@ -139,7 +139,7 @@ def _golden_rates(
     answerable = [v for r, v in scored if r.case.expected.mode != "abstain"]
     unanswerable = [v for r, v in scored if r.case.expected.mode == "abstain"]
     return {
-        "answer_contains": proportion([bool(v.contains) for v in answerable]),
+        "answer_contains": proportion([v.contains for v in answerable if v.contains is not None]),
         "false_refusal": proportion([v.refused for v in answerable]),
         "abstention": proportion([v.refused for v in unanswerable]),
         "pass_rate": proportion([v.passed for _, v in scored]),
