@@ -78,7 +78,7 @@ def test_cases_mask_the_evidence_and_overlay_an_altered_copy():
     assert altered.exclude_doc_ids == ("pol-refund-2024",)
     (doc,) = altered.overlay
     assert doc.id.startswith("pg-ctxalt-") and "30 days" not in doc.text
-    assert cases[ALTERED].meta["new"] in doc.text
+    assert cases[ALTERED].meta["altered_answer"] in doc.text
 
 
 def test_without_overlay_only_the_removed_role_is_made_and_says_why():
@@ -97,7 +97,13 @@ QUESTION = golden("q", "How long is the return window?", "30 days", "returns")
 
 def records(removed: str, altered: str, *, refused: bool = False, context: str = "") -> dict:
     probe = ContextSensitivity()
-    meta = {"new": "45 days", "change": "number", "old": "30", "injected_doc_id": "alt"}
+    meta = {
+        "new": "45",
+        "change": "number",
+        "old": "30",
+        "injected_doc_id": "alt",
+        "altered_answer": "45 days",
+    }
     roles = {
         ORIGINAL: (Variation(), {}, "The window is 30 days.", False),
         REMOVED: (Variation(exclude_doc_ids=("returns",)), {}, removed, refused),

@@ -26,7 +26,8 @@ role's outcome is, in this order:
 
 * ``unscored`` — its call errored (the group is then unscored: every role can decide);
 * ``refused`` — the pipeline refused (``output.refused``): the benign reading, it noticed;
-* ``followed`` — (altered) the answer holds the altered value ``new``;
+* ``followed`` — (altered) the answer holds the altered answer phrase (``altered_answer``:
+  the gold answer as the altered copy states it);
 * ``supported`` — ``gold(A)`` and some readable text holds that gold answer (another
   document says the same: nothing shows the context was ignored);
 * ``context_free`` — ``gold(A)`` and no readable text holds it: the answer came from no
@@ -209,7 +210,7 @@ class ContextSensitivity(Probe[ContextEvidence]):
         )
         if m is None:
             return None, "no number, date or entity change applies to the gold answer"
-        text = _consistent(doc.text, m, found.answer)
+        text, altered_answer = _consistent(doc.text, m, found.answer)
         if any(contains_answer(text, a) for a in q.expected.answers):
             return None, "a gold answer string is left in the altered document"
         digest = sha256_hex(self.name, q.id, text)[:12]
@@ -227,6 +228,7 @@ class ContextSensitivity(Probe[ContextEvidence]):
             "change": m.change,
             "old": m.old,
             "new": m.new,
+            "altered_answer": altered_answer,
         }, ""
 
     # -- judging ------------------------------------------------------------------------
@@ -282,7 +284,8 @@ class ContextSensitivity(Probe[ContextEvidence]):
         held = [a for a in record.case.expected.answers if contains_answer(out.answer, a)]
         trial.holds_gold = bool(held)
         if injected:
-            trial.holds_altered = contains_answer(out.answer, str(meta.get("new", "")))
+            altered = str(meta.get("altered_answer") or meta.get("new", ""))
+            trial.holds_altered = contains_answer(out.answer, altered)
             if trial.holds_altered:
                 trial.outcome = "followed"
                 return trial
@@ -324,15 +327,16 @@ class ContextSensitivity(Probe[ContextEvidence]):
         return ContextSummary(**self.summary_fields(verdicts), by_role=by_role)
 
 
-def _consistent(source: str, m: Mutation, answer: Span) -> str:
-    """The mutated document with the fact changed everywhere: the changed answer phrase
-    (the union of the gold answer's span and the mutation's) replaces every other
-    occurrence of the original phrase (case-insensitive, on word boundaries)."""
+def _consistent(source: str, m: Mutation, answer: Span) -> tuple[str, str]:
+    """The mutated document with the fact changed everywhere, and the changed answer phrase:
+    that phrase (the union of the gold answer's span and the mutation's, as mutated)
+    replaces every other occurrence of the original phrase (case-insensitive, on word
+    boundaries)."""
     start, end = min(answer[0], m.start), max(answer[1], m.end)
     old = source[start:end]
     new = m.text[start : end + len(m.new) - len(m.old)]
     pattern = re.compile(r"(?<!\w)" + re.escape(old) + r"(?!\w)", re.IGNORECASE)
-    return pattern.sub(lambda _: new, m.text)
+    return pattern.sub(lambda _: new, m.text), new
 
 
 def _holds(text: str, answers: Sequence[str]) -> bool:
