@@ -278,3 +278,13 @@ def test_demo_scan_reports_standard_metrics_for_golden_questions(tmp_path):
     data = json.loads((tmp_path / "run" / "run.json").read_text())
     assert data["summary"]["golden"]["standard"]["metrics"]["faithfulness"]["mean"]["n"] > 0
     assert "### Standard metrics" in result.report_path.read_text()
+
+
+def test_a_black_box_pipeline_skips_context_sensitivity_saying_it_cannot_mask(project):
+    root, _ = project
+    cfg = load_config(
+        root / "probeguard.yaml", overrides={"probes": {"enabled": ["context_sensitivity"]}}
+    )
+    run = scan(cfg, root / "run").run
+    assert "mask" in run.summary["probes"]["context_sensitivity"]["skipped"]
+    assert not any(r.case.probe == "context_sensitivity" for r in run.records)
