@@ -24,7 +24,8 @@ normalisation); ``readable(r)``: the texts the call could read — its retrieved
 when the output reports none, the corpus less the masked documents plus the overlay. A probed
 role's outcome is, in this order:
 
-* ``unscored`` — its call errored (the group is then unscored: every role can decide);
+* ``unscored`` — its call errored (the group is then unscored: every role can decide, the
+  one rule for errored cases, ``Probe.errored_unscored``);
 * ``refused`` — the pipeline refused (``output.refused``): the benign reading, it noticed;
 * ``followed`` — (altered) the answer holds the altered answer phrase (``altered_answer``:
   the gold answer as the altered copy states it);
@@ -245,8 +246,9 @@ class ContextSensitivity(Probe[ContextEvidence]):
         if meta.get("not_made"):
             evidence.not_made = dict(meta["not_made"])
         out = original.output
-        if out is None or self.deciding_error(records, (ORIGINAL, *PROBED)):
-            evidence.unscored = "a call of the group errored"
+        why = self.errored_unscored(records)
+        if out is None or why is not None:
+            evidence.unscored = why or "the original call errored"
             return ProbeVerdict(None, evidence)
         answers = original.case.expected.answers
         if out.refused or not _holds(out.answer, answers):
