@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from probeguard.core.cases import Case
+from probeguard.core.mechanisms import MECHANISMS
 from probeguard.core.pipeline import Capability, PipelineOutput, RetrievedChunk, Variation
 from probeguard.core.records import CaseRecord
 from probeguard.pipeline.reference import ReferencePipeline
@@ -58,6 +59,7 @@ def test_a_context_ignoring_generator_fails_and_the_reference_pipeline_passes():
     assert ignoring.by_role[ALTERED].context_free.value > 0.5
     assert ignoring.by_role[REMOVED].context_free.value > 0.5
     failed = [probe.evidence_of(v) for v in verdicts if v.failed]
+    assert MECHANISMS["ignores_context"].component == "generator"
     assert failed and all(
         probe.failure_mechanism(e, "generator") == "ignores_context" for e in failed
     )
