@@ -1,4 +1,5 @@
-"""``probeguard bench``: the public benchmarks (HotpotQA, PoisonedRAG, the judge check)."""
+"""``probeguard bench``: the public benchmarks (HotpotQA, PoisonedRAG, the judge check; SQuAD,
+RGB and ClapNQ from ``cli.bench_qa``)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from probeguard.cli.bench_qa import bench_clapnq, bench_rgb, bench_squad
 from probeguard.cli.common import fail, progress_bar
 from probeguard.core.artifacts import write_artifact
 from probeguard.core.errors import ProbeGuardError
@@ -18,6 +20,10 @@ __all__ = ["bench"]
 @click.group()
 def bench() -> None:
     """Benchmarks on public data."""
+
+
+for _command in (bench_squad, bench_rgb, bench_clapnq):
+    bench.add_command(_command)
 
 
 @bench.command(name="hotpotqa")

@@ -393,7 +393,8 @@ def fix_command(
 def schema(kind: str) -> None:
     """Print the JSON schema of an artefact: run (run.json, the default), eval (eval.json),
     fix (fix.json), sweep (comparison.json), bench (bench poisonedrag's bench.json) or
-    bench-judge (bench judge's bench.json)."""
+    bench-judge (bench judge's bench.json); bench-squad, bench-rgb, bench-clapnq (those benches'
+    bench.json)."""
 
     click.echo(json.dumps(json_schema(kind), indent=2, sort_keys=True))
 

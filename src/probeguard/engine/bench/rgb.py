@@ -223,4 +223,3 @@ def run_rgb(
 def render_table(result: RgbBench) -> str:
     """The benchmark table in Markdown (``reports.bench_qa.render_rgb``)."""
     return render_rgb(result)
-
