@@ -138,9 +138,9 @@ class RgbProbeRow(BaseModel):
     generator: str
     failure_rate: JsonEstimate | None
     """Groups whose answer moved to (or also asserted) the contradicting claim; None when the
-    probe did not run."""
+    probe was skipped."""
     summary: dict[str, Any] | None
-    """The probe's summary as the scan saved it."""
+    """The probe's summary as the scan saved it (its skip reason when it was skipped)."""
     cases: int
     wall_s: float
     run_dir: str
@@ -148,7 +148,8 @@ class RgbProbeRow(BaseModel):
 
 class RgbBench(ArtifactHeader):
     """``bench.json`` of ``probeguard bench rgb`` (RGB is CC BY-NC-SA 4.0: the file holds
-    answers and verdicts, no passage text)."""
+    answers and verdicts, no passages, though an extractive answer quotes one; keep it out of
+    anything shipped)."""
 
     kind: Literal["bench-rgb"] = "bench-rgb"
     version: int = QA_BENCH_VERSION

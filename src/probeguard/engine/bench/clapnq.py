@@ -54,6 +54,7 @@ from probeguard.engine.bench.qa_runs import (
     check_names,
     generator_settings,
     is_serial,
+    labelled,
     reference_config,
     run_cases,
 )
@@ -186,7 +187,7 @@ def run_clapnq(
                 log_dir=out_dir / label if out_dir is not None else None,
                 cache_dir=cache_dir,
                 seed=seed,
-                progress=(lambda d, t, _l=label: progress(_l, d, t)) if progress else None,
+                progress=labelled(progress, label),
             )
             found = [score_outcome(it, r, judges) for it, r in zip(items, done.records)]
             outcomes = [o for o in found if o is not None]

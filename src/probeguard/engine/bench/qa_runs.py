@@ -34,6 +34,7 @@ __all__ = [
     "check_names",
     "generator_settings",
     "is_serial",
+    "labelled",
     "reference_config",
     "run_cases",
 ]
@@ -129,6 +130,17 @@ def run_cases(
         wall_s=round(time.perf_counter() - started, 1),
         run_log=writer.path if writer is not None else None,
     )
+
+
+def labelled(
+    progress: Callable[[str, int, int], None] | None, label: str
+) -> Callable[[int, int], None] | None:
+    """The runner's ``progress(done, total)`` that reports to ``progress(label, done, total)``
+    (None when ``progress`` is)."""
+    if progress is None:
+        return None
+    report = progress
+    return lambda done, total: report(label, done, total)
 
 
 def generator_settings(names: Sequence[str]) -> dict[str, dict[str, Any]]:

@@ -40,6 +40,7 @@ from probeguard.engine.bench.qa_runs import (
     check_names,
     generator_settings,
     is_serial,
+    labelled,
     reference_config,
     run_cases,
 )
@@ -47,6 +48,7 @@ from probeguard.engine.bench.rgb_data import CORPORA, RgbItem, build_cases, buil
 from probeguard.engine.bench.squad import pick
 from probeguard.engine.scan import scan
 from probeguard.nlp.text import contains_answer, strip_citations
+from probeguard.probes.models import ProbeRunSummary
 from probeguard.reports.bench_qa import render_rgb
 from probeguard.results.bench_qa import RgbBench, RgbMetrics, RgbOutcome, RgbProbeRow, RgbRow
 from probeguard.runner.settings import RunnerSettings
@@ -114,11 +116,12 @@ def _probe_row(
     started = time.perf_counter()
     inputs = (build_corpus(all_items, "clean"), build_cases(items, "clean"))
     result = scan(config, out_dir / f"probe-{generator}", inputs=inputs, progress=progress)
-    entry = (result.run.summary.probes or {}).get(PROBE)
+    found = (result.run.summary.probes or {}).get(PROBE)
+    entry = found if isinstance(found, ProbeRunSummary) else None
     return RgbProbeRow(
         generator=generator,
         failure_rate=entry.failure_rate if entry is not None else None,
-        summary=entry.model_dump(mode="json") if entry is not None else None,
+        summary=found.model_dump(mode="json") if found is not None else None,
         cases=result.run.stats.cases,
         wall_s=round(time.perf_counter() - started, 1),
         run_dir=str(result.out_dir),
@@ -164,7 +167,7 @@ def run_rgb(
                 log_dir=out_dir / label,
                 cache_dir=out_dir / "cache",
                 seed=seed,
-                progress=(lambda d, t, _l=label: progress(_l, d, t)) if progress else None,
+                progress=labelled(progress, label),
             )
             outcomes = _outcomes(items, done.records)
             rows.append(
@@ -195,7 +198,7 @@ def run_rgb(
                     top_k=top_k,
                     seed=seed,
                     concurrency=concurrency,
-                    progress=(lambda d, t, _l=label: progress(_l, d, t)) if progress else None,
+                    progress=labelled(progress, label),
                 )
             )
     return RgbBench(

@@ -44,6 +44,7 @@ from probeguard.engine.bench.qa_runs import (
     check_names,
     generator_settings,
     is_serial,
+    labelled,
     reference_config,
     run_cases,
 )
@@ -219,7 +220,7 @@ def run_squad(
                 log_dir=out_dir / label if out_dir is not None else None,
                 cache_dir=cache_dir,
                 seed=seed,
-                progress=(lambda d, t, _l=label: progress(_l, d, t)) if progress else None,
+                progress=labelled(progress, label),
             )
             rows.append(_row(generator, condition, items, done, seed))
     return SquadBench(
