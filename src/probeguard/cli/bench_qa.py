@@ -51,7 +51,7 @@ def _options(out: str, limit: int | None, slow_limit: int) -> Callable[[Any], An
             type=int,
             default=slow_limit,
             show_default=True,
-            help="Questions for SmolLM2 (~5 s an answer on 2 shared cores).",
+            help="Questions for SmolLM2 (5-30 s an answer on 2 shared cores).",
         ),
         click.option(
             "--embedder",
@@ -116,7 +116,7 @@ def _run(
 @click.option(
     "--conditions", default="retrieval,oracle", show_default=True, help="retrieval, oracle."
 )
-@_options("runs/bench-squad", None, 50)
+@_options("runs/bench-squad", None, 20)
 def bench_squad(data_file: Path | None, conditions: str, **kw: Any) -> None:
     """SQuAD EM and F1 (XQuAD-en) of each generator over the reference pipeline's retrieval
     and with the gold paragraph as oracle context."""
@@ -143,9 +143,14 @@ def bench_squad(data_file: Path | None, conditions: str, **kw: Any) -> None:
     type=click.Path(dir_okay=False, path_type=Path),
     help="en_fact.json (default: $PROBEGUARD_SHARED_DATA/rgb/ or ../shared/data/rgb/).",
 )
-@click.option("--no-probe", is_flag=True, help="Skip the corpus_contradiction scan.")
-@_options("runs/bench-rgb", None, 20)
-def bench_rgb(data_file: Path | None, no_probe: bool, **kw: Any) -> None:
+@click.option(
+    "--probe-generators",
+    default="extractive",
+    show_default=True,
+    help="Generators the corpus_contradiction scan runs for ('' for none; ~5 calls a question).",
+)
+@_options("runs/bench-rgb", None, 10)
+def bench_rgb(data_file: Path | None, probe_generators: str, **kw: Any) -> None:
     """RGB counterfactual robustness: how often answers repeat the planted fake answer vs
     give the true one, beside the corpus_contradiction probe's rate on the same questions.
     RGB is CC BY-NC-SA 4.0 (non-commercial)."""
@@ -154,7 +159,9 @@ def bench_rgb(data_file: Path | None, no_probe: bool, **kw: Any) -> None:
         return
     out_dir, no_progress = kw.pop("out_dir"), kw.pop("no_progress")
     kw["generators"] = _names(kw["generators"])
-    run = lambda progress: rgb.run_rgb(path, out_dir, probe=not no_probe, progress=progress, **kw)
+    run = lambda progress: rgb.run_rgb(
+        path, out_dir, probe_generators=_names(probe_generators), progress=progress, **kw
+    )
     _run(run, rgb.render_table, out_dir, no_progress)
 
 
@@ -167,7 +174,7 @@ def bench_rgb(data_file: Path | None, no_probe: bool, **kw: Any) -> None:
 @click.option(
     "--conditions", default="retrieval,oracle", show_default=True, help="retrieval, oracle."
 )
-@_options("runs/bench-clapnq", 100, 15)
+@_options("runs/bench-clapnq", 100, 10)
 def bench_clapnq(data_dir: Path | None, conditions: str, **kw: Any) -> None:
     """ClapNQ: refusal on unanswerable questions, answers to answerable ones, and the
     faithfulness of long answers (offline judge). ``--limit`` counts each file."""

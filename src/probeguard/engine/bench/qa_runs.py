@@ -5,7 +5,9 @@ given, answers cached by content when a cache folder is.
 
 The generator presets are PoisonedRAG's (``engine.bench.poisonedrag.GENERATORS``: the
 extractive generator; SmolLM2 with one pinned thread and at most 64 answer tokens), and a
-serial generator runs with concurrency 1 (``SERIAL_GENERATORS``).
+serial generator runs with concurrency 1 (``SERIAL_GENERATORS``) and a per-call timeout of
+``SERIAL_TIMEOUT_S``: on a shared 2-core machine under load a SmolLM2 answer over five
+paragraphs took 60-110 s, past the runner's default 120 s at times.
 """
 
 from __future__ import annotations
@@ -28,7 +30,11 @@ from probeguard.pipeline.config import ReferencePipelineConfig
 from probeguard.pipeline.reference import ReferencePipeline
 from probeguard.runner.settings import RunnerSettings
 
+SERIAL_TIMEOUT_S = 600.0
+"""Per-call timeout (seconds) of a serial generator's calls."""
+
 __all__ = [
+    "SERIAL_TIMEOUT_S",
     "Executed",
     "check_limit",
     "check_names",
@@ -115,7 +121,11 @@ def run_cases(
             seed=seed,
         )
         writer = RunLogWriter(log_dir / "run.jsonl", header)
-    settings = RunnerSettings(concurrency=1 if serial else concurrency, cache_dir=cache_dir)
+    settings = RunnerSettings(
+        concurrency=1 if serial else concurrency,
+        cache_dir=cache_dir,
+        **({"timeout_s": SERIAL_TIMEOUT_S} if serial else {}),
+    )
     try:
         result = execute(build_runner(settings, pipeline, log=writer, progress=progress), cases)
     finally:

@@ -36,6 +36,7 @@ from probeguard.core.documents import corpus_fingerprint
 from probeguard.core.records import CaseRecord
 from probeguard.engine.bench.poisonedrag import GENERATORS
 from probeguard.engine.bench.qa_runs import (
+    SERIAL_TIMEOUT_S,
     check_limit,
     check_names,
     generator_settings,
@@ -110,7 +111,9 @@ def _probe_row(
         probes={"enabled": [PROBE]},
         attribution={"enabled": False},
         runner=RunnerSettings(
-            concurrency=1 if is_serial(generator) else concurrency, cache_dir=out_dir / "cache"
+            concurrency=1 if is_serial(generator) else concurrency,
+            cache_dir=out_dir / "cache",
+            **({"timeout_s": SERIAL_TIMEOUT_S} if is_serial(generator) else {}),
         ),
     )
     started = time.perf_counter()
@@ -134,8 +137,8 @@ def run_rgb(
     *,
     generators: Sequence[str] = ("extractive", "smollm2"),
     limit: int | None = None,
-    slow_limit: int | None = 20,
-    probe: bool = True,
+    slow_limit: int | None = 10,
+    probe_generators: Sequence[str] = ("extractive",),
     embedder: str = "minilm",
     retriever: str = "hybrid",
     top_k: int = 5,
@@ -143,8 +146,9 @@ def run_rgb(
     concurrency: int = 4,
     progress: Callable[[str, int, int], None] | None = None,
 ) -> RgbBench:
-    """Run every (generator, corpus) row, and the probe per generator unless ``probe`` is
-    False; run logs, scans and the response cache go under ``out_dir``."""
+    """Run every (generator, corpus) row, and the probe for each generator also in
+    ``probe_generators`` (its scan makes ~5 calls a question: slow for SmolLM2); run logs,
+    scans and the response cache go under ``out_dir``."""
     check_names(generators, list(GENERATORS), "generators")
     check_limit(limit, "limit")
     check_limit(slow_limit, "slow_limit")
@@ -185,7 +189,7 @@ def run_rgb(
                     outcomes=outcomes,
                 )
             )
-        if probe:
+        if generator in probe_generators:
             label = f"{generator}-{PROBE}"
             probes.append(
                 _probe_row(
@@ -209,6 +213,7 @@ def run_rgb(
             "data": str(data_file),
             "limit": limit,
             "slow_limit": slow_limit,
+            "probe_generators": [g for g in generators if g in probe_generators],
             "generators": generator_settings(generators),
             "corpora": {k: list(v) for k, v in CORPORA.items()},
             "embedder": embedder,
