@@ -174,7 +174,7 @@ def bench_rgb(data_file: Path | None, probe_generators: str, **kw: Any) -> None:
 @click.option(
     "--conditions", default="retrieval,oracle", show_default=True, help="retrieval, oracle."
 )
-@_options("runs/bench-clapnq", 100, 10)
+@_options("runs/bench-clapnq", 100, 5)
 def bench_clapnq(data_dir: Path | None, conditions: str, **kw: Any) -> None:
     """ClapNQ: refusal on unanswerable questions, answers to answerable ones, and the
     faithfulness of long answers (offline judge). ``--limit`` counts each file."""

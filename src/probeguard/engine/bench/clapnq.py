@@ -153,7 +153,7 @@ def run_clapnq(
     generators: Sequence[str] = ("extractive", "smollm2"),
     conditions: Sequence[str] = CONDITIONS,
     limit: int | None = 100,
-    slow_limit: int | None = 10,
+    slow_limit: int | None = 5,
     embedder: str = "minilm",
     retriever: str = "hybrid",
     top_k: int = 5,
