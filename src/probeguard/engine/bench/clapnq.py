@@ -57,6 +57,7 @@ from probeguard.engine.bench.qa_runs import (
     labelled,
     reference_config,
     run_cases,
+    run_fields,
 )
 from probeguard.engine.bench.squad import CONDITIONS, gold_rank, pick
 from probeguard.engine.evaluate import score_record
@@ -193,15 +194,7 @@ def run_clapnq(
             outcomes = [o for o in found if o is not None]
             rows.append(
                 ClapnqRow(
-                    generator=generator,
-                    condition=condition,
-                    pipeline_fingerprint=done.pipeline_fingerprint,
-                    questions=len(outcomes),
-                    errors=done.errors,
-                    calls=done.calls,
-                    cache_hits=done.cache_hits,
-                    wall_s=done.wall_s,
-                    run_log=str(done.run_log) if done.run_log is not None else None,
+                    **run_fields(generator, condition, done, len(outcomes)),
                     metrics=summarize(outcomes, retrieval=condition == "retrieval", seed=seed),
                     outcomes=outcomes,
                 )

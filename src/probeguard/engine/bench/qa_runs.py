@@ -43,6 +43,7 @@ __all__ = [
     "labelled",
     "reference_config",
     "run_cases",
+    "run_fields",
 ]
 
 
@@ -140,6 +141,21 @@ def run_cases(
         wall_s=round(time.perf_counter() - started, 1),
         run_log=writer.path if writer is not None else None,
     )
+
+
+def run_fields(generator: str, condition: str, done: Executed, questions: int) -> dict[str, Any]:
+    """The fields every QA bench row shares (``results.bench_qa.QaRowRun``)."""
+    return {
+        "generator": generator,
+        "condition": condition,
+        "pipeline_fingerprint": done.pipeline_fingerprint,
+        "questions": questions,
+        "errors": done.errors,
+        "calls": done.calls,
+        "cache_hits": done.cache_hits,
+        "wall_s": done.wall_s,
+        "run_log": str(done.run_log) if done.run_log is not None else None,
+    }
 
 
 def labelled(

@@ -44,6 +44,7 @@ from probeguard.engine.bench.qa_runs import (
     labelled,
     reference_config,
     run_cases,
+    run_fields,
 )
 from probeguard.engine.bench.rgb_data import CORPORA, RgbItem, build_cases, build_corpus, load_rgb
 from probeguard.engine.bench.squad import pick
@@ -176,15 +177,7 @@ def run_rgb(
             outcomes = _outcomes(items, done.records)
             rows.append(
                 RgbRow(
-                    generator=generator,
-                    condition=kind,
-                    pipeline_fingerprint=done.pipeline_fingerprint,
-                    questions=len(outcomes),
-                    errors=done.errors,
-                    calls=done.calls,
-                    cache_hits=done.cache_hits,
-                    wall_s=done.wall_s,
-                    run_log=str(done.run_log) if done.run_log is not None else None,
+                    **run_fields(generator, kind, done, len(outcomes)),
                     metrics=summarize(outcomes),
                     outcomes=outcomes,
                 )

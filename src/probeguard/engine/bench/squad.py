@@ -47,6 +47,7 @@ from probeguard.engine.bench.qa_runs import (
     labelled,
     reference_config,
     run_cases,
+    run_fields,
 )
 from probeguard.metrics.lexical import contains_answer, exact_match, token_f1
 from probeguard.nlp.text import strip_citations
@@ -164,15 +165,7 @@ def _row(
     found = [_outcome(it, r, condition) for it, r in zip(items, done.records, strict=True)]
     outcomes = [o for o in found if o is not None]
     return SquadRow(
-        generator=generator,
-        condition=condition,
-        pipeline_fingerprint=done.pipeline_fingerprint,
-        questions=len(outcomes),
-        errors=done.errors,
-        calls=done.calls,
-        cache_hits=done.cache_hits,
-        wall_s=done.wall_s,
-        run_log=str(done.run_log) if done.run_log is not None else None,
+        **run_fields(generator, condition, done, len(outcomes)),
         metrics=summarize(outcomes, retrieval=condition == "retrieval", seed=seed),
         outcomes=outcomes,
     )
