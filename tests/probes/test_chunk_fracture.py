@@ -126,7 +126,10 @@ def make_pipeline(chunker: dict) -> ReferencePipeline:
 
 
 def context(
-    pipeline: ReferencePipeline | None = None, *, chunks: bool = True, seed: int = 0
+    pipeline: ReferencePipeline | RefusingPipeline | None = None,
+    *,
+    chunks: bool = True,
+    seed: int = 0,
 ) -> ProbeContext:
     docs, questions = corpus()
     own = tuple(pipeline.chunks) if pipeline is not None and chunks else None
@@ -140,7 +143,7 @@ def context(
     )
 
 
-def run_probe(pipeline: ReferencePipeline, *, chunks: bool = True):
+def run_probe(pipeline: ReferencePipeline | RefusingPipeline, *, chunks: bool = True):
     ctx = context(pipeline, chunks=chunks)
     probe = ChunkFracture()
     cases = probe.generate(ctx)
@@ -426,7 +429,7 @@ def test_tiny_chunks_with_a_generator_that_refuses_anyway_are_not_fractures():
     old rule (straddling and lost) counted as 6 fractures of 6; the unsplit control refuses
     too, so none is the chunker's."""
     pipeline = RefusingPipeline(make_pipeline({"name": "tokens", "size": 40, "overlap": 0}))
-    probe, verdicts, summary = run_probe(pipeline)  # type: ignore[arg-type]
+    probe, verdicts, summary = run_probe(pipeline)
     assert all(
         v.evidence["boundary_straddles"] and not v.evidence["answer_survived"] for v in verdicts
     )
