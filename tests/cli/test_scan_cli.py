@@ -148,9 +148,15 @@ def test_demo_scan_runs_every_probe_and_reports_fcs(demo_cli_runs):
     fcs = run.summary["fcs"]
     assert math.isnan(fcs["value"]) or 0.0 <= fcs["value"] <= 1.0  # NaN: read back from null
     assert 0.0 <= fcs["adversarial_failure_rate"] <= 1.0
+    empirical = fcs["empirical"]  # per question, with a bootstrap interval over them
+    assert empirical["questions"] == 32 and empirical["value"]["method"] == "bootstrap"
+    failing = empirical["adversarial_only"] + empirical["standard_only"] + empirical["both"]
+    assert empirical["value"]["n"] == failing > 0
     assert run.summary["standard_eval"]["failure_rate"]["n"] > 0
     # every probe group's verdict names the cases it rests on, which are in the run
     ids = {r.case.id for r in run.records}
     assert run.groups and all(set(g.case_ids) <= ids for g in run.groups)
     report = (base / "a" / "report.md").read_text()
     assert "## Failure coverage" in report and "## Probes" in report
+    coverage = report.split("## Failure coverage", 1)[1].lstrip()
+    assert coverage.startswith("- **Empirical FCS: ")  # the report leads with the figure

@@ -2,7 +2,12 @@ import math
 
 import pytest
 
-from probeguard.metrics.fcs import failure_coverage_score
+from probeguard.metrics.fcs import (
+    FCSSummary,
+    QuestionOutcome,
+    empirical_fcs,
+    failure_coverage_score,
+)
 from probeguard.probes import load_probes
 
 WEIGHTS = {name: cls.overlap_weight for name, cls in load_probes().items()}
@@ -65,3 +70,62 @@ def test_interpretation_and_recommendation_name_the_worst_probe():
 def test_rates_are_validated():
     with pytest.raises(ValueError):
         failure_coverage_score({"chunk_fracture": 1.5})
+
+
+# -- empirical FCS ---------------------------------------------------------------------------
+def _outcomes(adversarial_only: int, standard_only: int, both: int, neither: int) -> list:
+    return (
+        [QuestionOutcome(standard_failed=False, adversarial_failed=True)] * adversarial_only
+        + [QuestionOutcome(standard_failed=True, adversarial_failed=False)] * standard_only
+        + [QuestionOutcome(standard_failed=True, adversarial_failed=True)] * both
+        + [QuestionOutcome(standard_failed=False, adversarial_failed=False)] * neither
+    )
+
+
+def test_empirical_fcs_hand_computed():
+    # 3 probe-only, 1 standard-only, 2 both, 4 passing everything: 3 / (3 + 1 + 2) = 0.5
+    r = empirical_fcs(_outcomes(3, 1, 2, 4), seed=0)
+    assert r.value.value == pytest.approx(0.5)
+    assert r.value.n == 6 and r.value.method == "bootstrap"
+    assert 0.0 <= r.value.low <= 0.5 <= r.value.high <= 1.0 and r.value.low < r.value.high
+    assert (r.questions, r.adversarial_only, r.standard_only, r.both) == (10, 3, 1, 2)
+    assert r.interpretation.startswith("3 of the 6 golden questions")
+
+
+def test_empirical_fcs_does_not_saturate_when_one_probe_fails_everywhere():
+    # One probe fails on every question (the seed formula's union rate is 1, FCS near 1);
+    # half the questions also fail standard evaluation: the empirical figure says 0.5.
+    seed_fcs = failure_coverage_score({"hijack": 1.0, "fracture": 0.1}, {"hijack": 0.05})
+    assert seed_fcs.adversarial_union_rate == 1.0 and seed_fcs.fcs > 0.9
+    r = empirical_fcs(_outcomes(5, 0, 5, 0), seed=0)
+    assert r.value.value == pytest.approx(0.5)
+
+
+def test_empirical_fcs_is_nan_when_no_question_fails():
+    r = empirical_fcs(_outcomes(0, 0, 0, 7), seed=0, unscored_questions=2)
+    assert math.isnan(r.value.value) and r.value.n == 0
+    assert r.questions == 7 and r.unscored_questions == 2
+    assert "undefined" in r.interpretation
+    assert math.isnan(empirical_fcs([], seed=0).value.value)
+
+
+def test_empirical_fcs_interval_is_deterministic_in_the_seed():
+    outcomes = _outcomes(4, 3, 5, 2)
+    a, b = empirical_fcs(outcomes, seed=3), empirical_fcs(outcomes, seed=3)
+    assert a == b and a.model_dump_json() == b.model_dump_json()
+    assert empirical_fcs(outcomes, seed=4).value.value == a.value.value
+
+
+def test_empirical_fcs_round_trips_through_the_summary_model():
+    summary = FCSSummary(
+        value=0.9,
+        adversarial_failure_rate=1.0,
+        adversarial_unique_rate=0.9,
+        overlap_weights={},
+        interpretation="",
+        recommendation="",
+        empirical=empirical_fcs(_outcomes(0, 0, 0, 3), seed=0),
+    )
+    back = FCSSummary.model_validate_json(summary.model_dump_json())
+    assert back.empirical is not None and math.isnan(back.empirical.value.value)
+    assert back.empirical.questions == 3

@@ -26,7 +26,8 @@ from probeguard.probes import (
     make_probe,
 )
 from probeguard.probes.config import ProbesConfig
-from testkit import check_probe_attributes, check_probe_contract
+from probeguard.runner.executor import Runner, RunnerConfig
+from testkit import check_probe_attributes, check_probe_contract, reference_pipeline, timed_out
 
 PROBES = sorted(load_probes())
 CHUNKER = {"name": "tokens", "size": 128, "overlap": 32}
@@ -170,3 +171,41 @@ def test_no_questions_no_cases(name, demo_context):
     assert all(c.meta.get("kind") in question_free for c in make_probe(name).generate(empty))
     summary = make_probe(name).summarize([])
     assert summary.failure_rate.n == 0 and summary.groups == 0
+
+
+@pytest.fixture(scope="module")
+def demo_records(demo_context) -> dict[str, list[CaseRecord]]:
+    """Each probe's first two groups run through the fast reference pipeline (no errors)."""
+    pipeline = reference_pipeline(demo_context.documents, top_k=5, chunk=(128, 32))
+    runner = Runner(pipeline, RunnerConfig(concurrency=2))
+    out = {}
+    for name in PROBES:
+        cases = make_probe(name).generate(demo_context)
+        first = list(dict.fromkeys(c.meta["group"] for c in cases))[:2]
+        result = runner.run([c for c in cases if c.meta["group"] in first])
+        assert not result.errors, result.errors[0].error
+        out[name] = result.records
+    return out
+
+
+@pytest.mark.parametrize("name", PROBES)
+def test_an_errored_deciding_case_unscores_its_group(name, demo_context, demo_records):
+    """The one rule for errored cases: a group is unscored when a case whose role could
+    decide its verdict errored (each deciding role in turn), whatever the other roles show;
+    an errored role that cannot decide it (evidence only) leaves the verdict as it was. A
+    probe with evidence-only roles names its deciding ones (``Probe.deciding_roles``)."""
+    p = make_probe(name)
+    jctx = JudgeContext(probe=demo_context)
+    groups = group_records(demo_records[name], name)
+    assert groups
+    for group, by_role in groups.items():
+        deciding = p.deciding_roles(by_role)
+        assert deciding and set(deciding) <= set(by_role)
+        for role in deciding:
+            verdict = p.judge(group, {**by_role, role: timed_out(by_role[role].case)}, jctx)
+            assert verdict.failed is None, (group, role)
+            assert role in str(verdict.evidence.unscored), (group, role)
+        scored = p.judge(group, by_role, jctx).failed
+        for role in set(by_role) - set(deciding):
+            verdict = p.judge(group, {**by_role, role: timed_out(by_role[role].case)}, jctx)
+            assert verdict.failed is scored, (group, role)

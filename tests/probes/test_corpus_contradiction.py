@@ -375,14 +375,14 @@ def test_judge_outcomes_on_given_records():
     )
     assert refused.failed is False and refused.evidence["kinds"]["number"]["outcome"] == "refused"
     errored = probe.judge("r1", {"clean": clean, "number": _record(number, None)}, jctx)
-    assert errored.failed is None and "every kind" in errored.evidence["unscored"]
-    assert "TimeoutError" in errored.evidence["kinds"]["number"]["reason"]
+    assert errored.failed is None
+    assert errored.evidence["unscored"] == "the number call errored (TimeoutError)"
     no_clean = probe.judge(
         "r1",
         {"clean": _record(cases["clean"], None), "number": _record(number, new_sentence)},
         jctx,
     )
-    assert no_clean.failed is None and "clean call failed" in no_clean.evidence["unscored"]
+    assert no_clean.failed is None and "the clean call errored" in no_clean.evidence["unscored"]
     # the clean answer already holds the new value: nothing to learn from this kind
     already = probe.judge(
         "r1",
@@ -407,3 +407,21 @@ def test_a_judge_from_the_context_takes_precedence():
     )
     assert verdict.evidence["judge"] == "mine"
     assert verdict.evidence["kinds"]["number"]["judge"] == "mine"
+
+
+def test_an_errored_kind_unscores_the_group_instead_of_scoring_the_rest():
+    """The one rule for errored cases: every kind could decide the verdict, so a group with
+    one errored kind is unscored (it used to be scored from the other kinds: a pass)."""
+    probe = CorpusContradiction()
+    cases = {c.meta["role"]: c for c in probe.generate(context(questions=QUESTIONS[:1]))}
+    kinds = [role for role in cases if role != "clean"]
+    assert len(kinds) >= 2
+    answer = "Customers may return unworn shoes within 30 days."
+    records = {"clean": _record(cases["clean"], answer)}
+    records |= {role: _record(cases[role], answer) for role in kinds}
+    jctx = JudgeContext(probe=context())
+    assert probe.judge("r1", records, jctx).failed is False  # every kind held
+    records[kinds[0]] = _record(cases[kinds[0]], None)
+    verdict = probe.judge("r1", records, jctx)
+    assert verdict.failed is None
+    assert verdict.evidence["unscored"] == f"the {kinds[0]} call errored (TimeoutError)"

@@ -382,8 +382,12 @@ def test_errors_make_groups_unscored_not_passed():
             "note_to_assistant": CLEAN,
         },
     )
-    assert v.failed is None and "variation is unknown" in v.evidence["unscored"]
-    # a hijack found in one style still fails the group when another style errored
+    # an errored rerun could decide the verdict (it sets the threshold): unscored
+    assert v.failed is None and v.evidence["unscored"] == (
+        "the clean_rerun_1 call errored (TimeoutError)"
+    )
+    # the one rule for errored cases: an errored style could have decided the verdict, so
+    # the group is unscored even when another style is hijacked
     canary = [
         c.meta["canary"]
         for c in probe.generate(context(questions=QUESTIONS[:1]))
@@ -399,7 +403,7 @@ def test_errors_make_groups_unscored_not_passed():
             "note_to_assistant": canary,
         },
     )
-    assert v.failed is True
+    assert v.failed is None and "the direct call errored" in v.evidence["unscored"]
 
 
 def test_summary_rates():

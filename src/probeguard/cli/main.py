@@ -91,6 +91,8 @@ def scan(
     fcs = result.run.summary.fcs
     if fcs:
         value = fcs.value
+        if fcs.empirical is not None:
+            click.echo(f"  empirical FCS {fcs.empirical.value.format(3)} (failing questions)")
         click.echo(
             f"  FCS {'n/a' if math.isnan(value) else f'{value:.3f}'}; "
             f"adversarial failure rate {fcs.adversarial_failure_rate:.3f}"

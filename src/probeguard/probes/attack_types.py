@@ -36,7 +36,8 @@ its ``file`` and ``line``, or ``generated`` with the ``question_id`` and the rul
 Judging (``probeguard.metrics.layers.score_layers``, with ``k = ctx.top_k``): the citation
 layer is *required* for ``citation_trap`` cases (an uncited answer fails it) and applies to
 every other case with evidence when the answer cites something. A group fails when some
-applicable layer fails; it is unscored when the call errored or no layer applies.
+applicable layer fails; it is unscored when the call errored (the one rule for errored cases,
+``Probe.errored_unscored``: the group's only role decides) or no layer applies.
 
 ``summarize`` adds, each a Wilson estimate ``{value, low, high, n, method}`` over the groups
 where the layer applies (n = 0 → NaN: not counted), ``per_type.<type>.{retrieval, answer,
@@ -344,12 +345,9 @@ class AttackTypes(Probe[AttackEvidence]):
             question=case.question,
             mode=case.expected.mode,
         )
-        if record.output is None:
-            evidence.unscored = (
-                f"call errored: {record.error.type}: {record.error.message}"
-                if record.error
-                else "no output"
-            )
+        errored = self.errored_unscored(records)
+        if record.output is None or errored is not None:
+            evidence.unscored = errored or "no output"
             evidence.layers = dict.fromkeys(SUMMARY_LAYERS)
             return ProbeVerdict(None, evidence)
         scores = score_layers(

@@ -258,6 +258,27 @@ class Probe(ABC, Generic[E]):
         change the verdict is scored from the rest."""
         return any(role in records and records[role].output is None for role in deciding_roles)
 
+    def deciding_roles(self, records: Mapping[str, CaseRecord]) -> tuple[str, ...]:
+        """The roles among a group's ``records`` whose case could decide its verdict (the
+        one rule for errored cases reads them: ``errored_unscored``); by default every role.
+        A probe with roles that only add evidence (bystanders) overrides this."""
+        return tuple(records)
+
+    def errored_unscored(self, records: Mapping[str, CaseRecord]) -> str | None:
+        """Why a group is unscored under the one rule for errored cases (``deciding_error``
+        over ``deciding_roles``): ``the <role> call errored (<type>)`` for each errored
+        deciding role; None when no deciding case errored. Applied whatever the other roles
+        show, even a failure already certain: whether a group is scored then does not depend
+        on its outcome, so errors cannot bias the failure rate."""
+        deciding = self.deciding_roles(records)
+        if not self.deciding_error(records, deciding):
+            return None
+        return "; ".join(
+            f"the {role} call errored ({err.type if (err := records[role].error) else 'no output'})"
+            for role in deciding
+            if role in records and records[role].output is None
+        )
+
     def case(self, group: str, role: str, question: str, **kwargs: Any) -> Case:
         """A case of this probe with id ``<probe>:<group>:<role>`` and group/role in meta."""
         meta = {"group": group, "role": role, **kwargs.pop("meta", {})}

@@ -30,8 +30,11 @@ original and the contradicting claim:
 * ``unscored`` — the call errored, the judge could not read the claims, or the *clean*
   answer already asserts the contradicting claim (then nothing can be learnt from it).
 
-A group fails when any kind ``moved`` or went ``incoherent``; it is unscored when the clean
-call errored, no kind applies, or every kind is unscored. The evidence keeps, per kind, the
+A group fails when any kind ``moved`` or went ``incoherent``; it is unscored when no kind
+applies or every kind is unscored, and — the one rule for errored cases
+(``Probe.errored_unscored``) — when any of its calls errored: every role can decide the
+verdict (the clean answer is what each kind is compared with, and any kind can fail the
+group), so a group with an errored call is counted apart, never scored from the rest. The evidence keeps, per kind, the
 outcome, the injected document id, its best rank among the retrieved chunks (None: not
 retrieved), the old and new values and the judge that decided.
 """
@@ -313,9 +316,9 @@ class CorpusContradiction(Probe[ContradictionEvidence]):
         if "unscored" in meta:
             evidence.unscored = meta["unscored"]
             return ProbeVerdict(None, evidence)
-        if clean.output is None:
-            error = clean.error.type if clean.error else "no output"
-            evidence.unscored = f"the clean call failed ({error})"
+        errored = self.errored_unscored(records)
+        if errored is not None or clean.output is None:
+            evidence.unscored = errored or "the clean call has no output"
             return ProbeVerdict(None, evidence)
         judge = self._judge_for(ctx)
         kinds = {

@@ -1,7 +1,7 @@
 """Running probes inside a scan: build the probe context from the pipeline, generate every
 probe's cases (``plan_probes``), and — after the runner has executed them — judge the groups,
 summarise each probe, and compute the standard-evaluation baseline and the Failure Coverage
-Score (``judge_probes``). Nothing here changes a record: judging returns the groups and each
+Score (``judge_probes``), seed formula and empirical one (``empirical_summary``). Nothing here changes a record: judging returns the groups and each
 probe case's ``GroupMembership``, which the engine's score stage saves on copies."""
 
 from __future__ import annotations
@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
@@ -20,7 +21,14 @@ from probeguard.core.pipeline import Pipeline
 from probeguard.core.records import CaseRecord, ProbeGroup
 from probeguard.metrics.answer import standard_eval_failed
 from probeguard.metrics.config import StandardEvalConfig
-from probeguard.metrics.fcs import FCSSummary, failure_coverage_score
+from probeguard.metrics.fcs import (
+    EmpiricalFCS,
+    FCSSummary,
+    QuestionOutcome,
+    empirical_fcs,
+    failure_coverage_score,
+)
+from probeguard.metrics.golden import golden_verdict
 from probeguard.probes import JudgeContext, Probe, ProbeContext, group_records, make_probe
 from probeguard.probes.base import ProbeVerdict
 from probeguard.probes.config import ProbesConfig
@@ -159,6 +167,7 @@ def judge_probes(
     memberships: dict[int, GroupMembership] = {}
     probe_summaries: dict[str, ProbeRunSummary | SkippedProbe] = {}
     rates: dict[str, float] = {}
+    about: list[tuple[str | None, bool | None]] = []
     # A probe's own weight, unless the config says otherwise.
     weights = {**{p.name: p.overlap_weight for p in plan.probes}, **overlap_weights}
     for p in plan.probes:
@@ -174,6 +183,7 @@ def judge_probes(
                     evidence=verdict.evidence.model_dump(),
                 )
             )
+            about.append((group_question(groups[-1].evidence, by_role), verdict.failed))
             for record in by_role.values():
                 memberships[position[id(record)]] = GroupMembership(
                     group=group, group_failed=verdict.failed
@@ -203,6 +213,52 @@ def judge_probes(
             overlap_weights={p: weights.get(p, 0.0) for p in sorted(rates)},
             interpretation=fcs.interpretation(),
             recommendation=fcs.recommendation(rates),
+            empirical=empirical_summary(records, about, seed=ctx.seed),
+        ),
+    )
+
+
+def group_question(evidence: Mapping[str, Any], by_role: Mapping[str, CaseRecord]) -> str | None:
+    """The golden question a probe group is about: the ``question_id`` its evidence names,
+    else the one ``question_id`` that every case of the group carrying one has in its meta
+    (generated attack cases); None when there is none or they differ (attack cases from the
+    dataset, invented questions, corpus documents)."""
+    named = evidence.get("question_id")
+    if isinstance(named, str) and named:
+        return named
+    ids = {
+        str(r.case.meta["question_id"]) for r in by_role.values() if "question_id" in r.case.meta
+    }
+    return ids.pop() if len(ids) == 1 else None
+
+
+def empirical_summary(
+    records: Sequence[CaseRecord], about: Sequence[tuple[str | None, bool | None]], *, seed: int
+) -> EmpiricalFCS:
+    """The empirical FCS (``metrics.fcs.empirical_fcs``) of a scan. ``about`` holds each probe
+    group's question (``group_question``) and verdict. A golden question fails standard
+    evaluation when its golden verdict (``metrics.golden.golden_verdict``) fails, and a probe
+    when one of the groups about it failed; an errored golden question is unscored, and a
+    failed group about no golden question (or one not in the golden set) is counted apart."""
+    standard: dict[str, bool | None] = {}
+    for r in records:
+        if r.case.probe == "golden":
+            verdict = golden_verdict(r)
+            failed = None if verdict is None else not verdict.passed
+            previous = standard.get(r.case.id)
+            standard[r.case.id] = failed if previous is None else previous or bool(failed)
+    adversarial = {q for q, failed in about if failed and q is not None}
+    outcomes = [
+        QuestionOutcome(standard_failed=failed, adversarial_failed=q in adversarial)
+        for q, failed in standard.items()
+        if failed is not None
+    ]
+    return empirical_fcs(
+        outcomes,
+        seed=seed,
+        unscored_questions=sum(1 for failed in standard.values() if failed is None),
+        failed_groups_without_question=sum(
+            1 for q, failed in about if failed and (q is None or q not in standard)
         ),
     )
 

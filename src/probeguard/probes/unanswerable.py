@@ -38,7 +38,8 @@ Three kinds of question, one group each (role ``ask``, the default variation,
 
 Judging one group (``judge``), in order:
 
-1. ``unscored``: the call errored (or the record is missing);
+1. ``unscored``: the call errored (or the record is missing) — the one rule for errored
+   cases (``Probe.errored_unscored``) with the group's only role, ``ask``, deciding;
 2. ``refused``: ``out.refused`` or the answer looks like a refusal (``is_refusal``) — the
    group passes;
 3. ``fabricated`` — the group fails — with ``fabrication``:
@@ -298,11 +299,10 @@ class Unanswerable(Probe[FabricationEvidence]):
             kind=meta.get("kind"), question_id=meta.get("question_id"), term=meta.get("term")
         )
         out = record.output
-        if out is None:
+        errored = self.errored_unscored(records)
+        if out is None or errored is not None:
             evidence.outcome = "unscored"
-            evidence.unscored = (
-                f"call errored: {record.error.type}" if record.error else "no output"
-            )
+            evidence.unscored = errored or "no output"
             return ProbeVerdict(failed=None, evidence=evidence)
         evidence.retrieved_doc_ids = list(
             dict.fromkeys(r.doc_id for r in sorted(out.retrieved, key=lambda r: r.rank))

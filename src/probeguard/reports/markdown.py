@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from probeguard.core.records import CaseRecord
+from probeguard.metrics.fcs import EmpiricalFCS
 from probeguard.metrics.golden import GoldenStandardSummary, GoldenVerdict
 from probeguard.probes.models import SkippedProbe
 from probeguard.reports.escape import format_estimate, md_inline
@@ -70,8 +71,12 @@ def _probe_sections(run: RunLog) -> list[str]:
         "",
         "## Failure coverage",
         "",
-        f"- **FCS: {'n/a' if math.isnan(fcs_value) else f'{fcs_value:.3f}'}** — "
-        f"{md_inline(interpretation, None)}",
+        *_empirical_lines(fcs.empirical if fcs is not None else None),
+        f"- **FCS (seed formula, independence union): "
+        f"{'n/a' if math.isnan(fcs_value) else f'{fcs_value:.3f}'}** — "
+        f"{md_inline(interpretation, None)} (FCS = [1 − Π(1 − r·(1 − w))] / [1 − Π(1 − r)] over "
+        "the probes' failure rates r and overlap weights w; it saturates when one probe fails "
+        "on almost every question.)",
         f"- Overall adversarial failure rate: {union_rate:.3f}",
         f"- Standard-evaluation failure rate ({md_inline(str(measure))} < "
         f"{threshold}): {format_estimate(rate)}",
@@ -114,6 +119,21 @@ def _probe_sections(run: RunLog) -> list[str]:
                     f"{_evidence(g.evidence)} |"
                 )
     return lines
+
+
+def _empirical_lines(empirical: EmpiricalFCS | None) -> list[str]:
+    """The empirical FCS first: the share of failing golden questions only a probe caught."""
+    if empirical is None:
+        return []
+    apart = empirical.failed_groups_without_question
+    unscored = empirical.unscored_questions
+    return [
+        f"- **Empirical FCS: {format_estimate(empirical.value)}** — share of the golden "
+        "questions failing anything (standard evaluation or a probe) that fail some probe "
+        f"while passing standard evaluation. {md_inline(empirical.interpretation, None)}"
+        + (f" {unscored} errored golden questions left out." if unscored else "")
+        + (f" {apart} failed probe groups are about no golden question." if apart else ""),
+    ]
 
 
 def _is_estimate(value: Any) -> bool:
