@@ -31,8 +31,9 @@ unsplit answer contains a gold answer string: the fracture is then the failure's
 (``chunk_boundary``). Lost on both is ``lost_unsplit_too``: counted apart, not a failure of
 this probe (a conservative generator refuses with whole documents as well; that loss is not
 the chunker's). The other outcomes are ``survived``, ``not_split`` and ``unscored``
-(``fracture_outcome`` has the rules). A group is unscored when a deciding call has no output
-(``Probe.deciding_error``: ``chunked`` always; ``unsplit`` when the chunked answer was lost).
+(``fracture_outcome`` has the rules). The one rule for errored cases
+(``Probe.errored_unscored``): both roles can decide the verdict, so a group with an errored
+(or missing) call is unscored, whatever the other call shows.
 
 **Chunking sweep.** The spans are located, and their straddling measured, in ``generate``: a
 pure computation over the context's documents (no pipeline calls). For every chunker spec in
@@ -52,7 +53,7 @@ from typing import Any
 from probeguard.core.cases import Case
 from probeguard.core.documents import Chunk
 from probeguard.core.estimate import Estimate
-from probeguard.core.pipeline import Capability, Variation
+from probeguard.core.pipeline import Capability, PipelineOutput, Variation
 from probeguard.core.records import CaseRecord
 from probeguard.corpus.chunkers import make_chunker
 from probeguard.corpus.chunking_base import Chunker
@@ -168,13 +169,6 @@ class FractureSummary(ProbeSummary):
     """Per chunker of the sweep, the share of spans that straddle a boundary."""
 
 
-def _failed_call(role: str, record: CaseRecord | None) -> str:
-    if record is None:
-        return f"no record for role '{role}'"
-    err = record.error
-    return f"the '{role}' call failed ({f'{err.type}: {err.message}' if err else 'no output'})"
-
-
 def _unscored(evidence: FractureEvidence, why: str) -> ProbeVerdict:
     evidence.outcome = "unscored"
     evidence.unscored = why
@@ -183,29 +177,21 @@ def _unscored(evidence: FractureEvidence, why: str) -> ProbeVerdict:
 
 def _retrieval(
     evidence: FractureEvidence,
-    chunked: CaseRecord,
-    unsplit: CaseRecord | None,
+    gold: Sequence[str],
+    outputs: Mapping[str, PipelineOutput],
     unscored: list[str],
 ) -> bool | None:
     """Reading (a): records each role's document ids by best rank and the gold ranks, and
     returns whether a gold document was dropped (None: unknown, the reason in ``unscored``)."""
-    outputs = {"chunked": chunked.output}
-    if unsplit is not None and unsplit.output is not None:
-        outputs["unsplit"] = unsplit.output
     lists = {
         role: dedupe(r.doc_id for r in sorted(out.retrieved, key=lambda r: r.rank))
         for role, out in outputs.items()
-        if out is not None
     }
-    gold = chunked.case.expected.evidence_doc_ids
     evidence.retrieved = lists
     evidence.ranks = {
         role: {g: (ids.index(g) + 1 if g in ids else None) for g in gold}
         for role, ids in lists.items()
     }
-    if "unsplit" not in lists:
-        unscored.append("retrieval: the unsplit call has no output")
-        return None
     if not lists["chunked"] and not lists["unsplit"]:
         unscored.append("retrieval: the pipeline reported no retrieved contexts")
         return None
@@ -381,22 +367,20 @@ class ChunkFracture(Probe[FractureEvidence]):
             spans=list(meta.get("spans", [])),
             unlocated=list(meta.get("unlocated", [])),
         )
-        if chunked is None or self.deciding_error(records, ("chunked",)):
-            return _unscored(evidence, _failed_call("chunked", chunked))
-        assert chunked.output is not None
+        missing = [f"no record for role '{role}'" for role in ROLES if role not in records]
+        errored = self.errored_unscored(records)
+        if missing or errored:
+            return _unscored(evidence, "; ".join([*missing, *([errored] if errored else [])]))
+        chunked, unsplit = records["chunked"], records["unsplit"]
+        assert chunked.output is not None and unsplit.output is not None
         answers = chunked.case.expected.answers
         lost = not any(contains_answer(chunked.output.answer, a) for a in answers)
         evidence.answer_survived = not lost
-        unsplit = records.get("unsplit")
-        unsplit_out = unsplit.output if unsplit is not None else None
-        if lost and (unsplit is None or self.deciding_error(records, ROLES)):
-            why = _failed_call("unsplit", unsplit)
-            return _unscored(evidence, f"{why}: it decides whether the lost answer is a fracture")
         unscored: list[str] = []
-        dropped = _retrieval(evidence, chunked, unsplit, unscored)
+        outputs = {"chunked": chunked.output, "unsplit": unsplit.output}
+        dropped = _retrieval(evidence, chunked.case.expected.evidence_doc_ids, outputs, unscored)
         straddling = _boundary(evidence, bool(meta.get("chunks_known", False)), unscored)
-        if unsplit_out is not None:
-            evidence.unsplit_answered = any(contains_answer(unsplit_out.answer, a) for a in answers)
+        evidence.unsplit_answered = any(contains_answer(unsplit.output.answer, a) for a in answers)
         split = evidence_split(straddling, dropped)
         outcome = fracture_outcome(split, lost, evidence.unsplit_answered)
         evidence.outcome = outcome

@@ -23,8 +23,8 @@ The rules, in order (``fracture_outcome``):
    conservative generator that refuses anyway, a retriever that misses either way). It is
    counted apart, never as a fracture.
 
-A case that errored before it could decide is handled by the caller (``Probe.deciding_error``:
-``chunked`` always decides, ``unsplit`` only when the chunked answer was lost).
+A group with an errored call never gets here: both roles can decide, so the probe unscores it
+first (``Probe.errored_unscored``).
 """
 
 from __future__ import annotations
