@@ -23,7 +23,7 @@ from probeguard.probes.chunk_fracture import (
     containing_chunks,
     straddles,
 )
-from probeguard.probes.fracture_outcome import OUTCOMES, evidence_split, fracture_outcome
+from probeguard.probes.fracture_outcome import OUTCOMES
 from probeguard.runner.executor import Runner, RunnerConfig
 
 # Long sentences whose asked-about subject opens the sentence and whose answer closes it, more
@@ -478,27 +478,3 @@ def test_attribution_re_runs_only_the_chunked_call(weak):
     by_role = groups[failed.evidence["question_id"]]
     assert set(by_role) == {"chunked", "unsplit"}
     assert failing_roles(probe, failed.evidence.model_dump(), by_role) == ("chunked",)
-
-
-@pytest.mark.parametrize(
-    ("split", "lost", "unsplit_answered", "outcome"),
-    [
-        (True, True, True, "fracture"),
-        (True, True, False, "lost_unsplit_too"),
-        (True, False, None, "survived"),
-        (None, False, None, "survived"),
-        (False, False, True, "not_split"),
-        (False, True, True, "not_split"),
-        (None, True, True, "unscored"),
-        (True, True, None, "unscored"),
-    ],
-)
-def test_outcome_rules(split, lost, unsplit_answered, outcome):
-    assert fracture_outcome(split, lost, unsplit_answered) == outcome
-    assert outcome in OUTCOMES
-
-
-def test_evidence_split():
-    assert evidence_split(True, None) is True and evidence_split(None, True) is True
-    assert evidence_split(False, None) is False and evidence_split(None, False) is False
-    assert evidence_split(None, None) is None and evidence_split(False, False) is False
