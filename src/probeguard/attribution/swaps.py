@@ -27,10 +27,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from probeguard.attribution.conflicts import conflicting_with_gold, linked_to
 from probeguard.core.cases import Case
 from probeguard.core.documents import Document
 from probeguard.core.pipeline import Capability, RetrievedChunk, Variation
-from probeguard.attribution.conflicts import conflicting_with_gold, linked_to
 from probeguard.pipeline.defences.archive import OUTDATED_STATUSES
 
 __all__ = [
