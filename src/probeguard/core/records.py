@@ -154,3 +154,13 @@ class Attribution(BaseModel):
     swaps: list[SwapOutcome] = Field(default_factory=list)
     recommendation: dict[str, Any] | None = None
     """``{cause, title, config_patch, other_pipelines, why}`` (``attribution.recommend``)."""
+    mechanism: str = "undetermined"
+    """How the cause failed: a ``core.mechanisms`` id (``attribution.mechanisms``)."""
+    mechanism_words: str = ""
+    """The mechanism in words (``core.mechanisms.describe``)."""
+    mechanism_by: Literal["probe", "surgeon"] = "surgeon"
+    """Who named the mechanism: the failing probe (``Probe.failure_mechanism``) or the
+    surgeon's reading of its swaps."""
+    contributing: list[dict[str, str]] = Field(default_factory=list)
+    """Other components that bore on the failure: ``{cause, mechanism, words}`` each
+    (``attribution.decide``)."""
