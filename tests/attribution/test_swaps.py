@@ -89,6 +89,28 @@ def test_retrieved_versions_are_masked_only_when_they_state_the_fact_differently
     assert conflicting_docs(case, SAME_TITLE, hits) == ("draft", "old-diff")
 
 
+def test_a_linked_version_wording_the_asked_fact_otherwise_is_masked():
+    docs = {
+        "now": Document(
+            id="now",
+            title="Plans",
+            text="Members may switch plans at any time. Prices are prorated.",
+            metadata={"supersedes": "then"},
+        ),
+        "then": Document(id="then", text="Members may switch plans at the next renewal date."),
+        "namesake": Document(
+            id="namesake", title="Plans", text="Members may switch plans at the next renewal."
+        ),
+    }
+    case = Case(
+        id="s",
+        question="When can members switch plans?",
+        expected=Expected(evidence_doc_ids=("now",)),
+    )
+    # linked: other wording is another statement; same title only: a value must differ
+    assert conflicting_docs(case, docs, [hit("namesake")]) == ("then",)
+
+
 def test_a_linked_version_that_agrees_on_the_fact_is_not_masked():
     docs = {**DOCS, "old": Document(id="old", text="Plan costs 29 dollars. Tax extra.")}
     assert conflicting_docs(CASE, docs) == ("draft",)

@@ -15,7 +15,10 @@ A non-gold corpus document ``d`` conflicts with a gold document ``g`` when both 
   disagree when, for a kind of value both sentences state, the values differ: numbers by
   ``nlp.mentions.number_mentions(every_kind=True)`` compared within ``same_kind``, dates by
   ``date_mentions`` (year, month, day), names by the capitalised words after the first
-  word. No answer sentence, or no counterpart, is no conflict.
+  word. A version *linked* through metadata also disagrees when its counterpart words the
+  answer sentence differently (other stemmed content words: "at any time" vs "at the next
+  renewal date"); a merely same-titled one needs a differing value. No answer sentence, or
+  no counterpart, is no conflict.
 
 An archived document that is unrelated to the gold evidence, or related but saying the same
 thing about the asked fact, is therefore never masked: its status alone does not implicate it.
@@ -65,6 +68,10 @@ def linked_ids(doc: Document) -> set[str]:
     return out
 
 
+def _linked(a: Document, b: Document) -> bool:
+    return b.id in linked_ids(a) or a.id in linked_ids(b)
+
+
 def title_key(doc: Document) -> str:
     """The title as compared: bracketed text and digits dropped, lower-case words."""
     text = _BRACKETED.sub(" ", doc.title or "")
@@ -73,7 +80,7 @@ def title_key(doc: Document) -> str:
 
 def related(a: Document, b: Document) -> bool:
     """Linked through ``LINKS`` (either direction), or the same ``title_key`` or ``topic``."""
-    if b.id in linked_ids(a) or a.id in linked_ids(b):
+    if _linked(a, b):
         return True
     key = title_key(a)
     if key and key == title_key(b):
@@ -132,9 +139,16 @@ def _names_differ(a: str, b: str) -> bool:
     return bool(ours and theirs and ours != theirs)
 
 
-def disagree(gold_text: str, other_text: str, question: str, answers: Sequence[str]) -> bool:
+def disagree(
+    gold_text: str,
+    other_text: str,
+    question: str,
+    answers: Sequence[str],
+    *,
+    linked: bool = False,
+) -> bool:
     """``other_text`` states the asked fact differently from ``gold_text`` (module
-    docstring)."""
+    docstring); for a ``linked`` version, other wording of the answer sentence counts too."""
     sentence = answer_sentence(gold_text, question, answers)
     if sentence is None:
         return False
@@ -146,6 +160,7 @@ def disagree(gold_text: str, other_text: str, question: str, answers: Sequence[s
         or _numbers_differ(other, sentence)
         or _dates_differ(sentence, other)
         or _names_differ(sentence, other)
+        or (linked and _stems(sentence) != _stems(other))
     )
 
 
@@ -162,7 +177,10 @@ def conflicting_with_gold(
         d.id
         for d in candidates
         if d.id not in gold_ids
-        and any(related(g, d) and disagree(g.text, d.text, question, answers) for g in gold)
+        and any(
+            related(g, d) and disagree(g.text, d.text, question, answers, linked=_linked(g, d))
+            for g in gold
+        )
     }
 
 

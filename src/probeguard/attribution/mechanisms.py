@@ -12,9 +12,10 @@ Per cause, the first rule that holds:
   evidence is missing from the failing top k, and the better-retrieval run holds it below
   rank k; ``lexical_retrieval_miss``: the pipeline's backend is lexical (``bm25``) and the
   hybrid run retrieves the gold evidence within rank k; else ``retrieval_miss``.
-* **corpus** → ``poisoned_document_adopted``: a removed injected document, or a removed
-  near-duplicate / draft of a gold document, supports the failing answer (at least
-  ``SUPPORT`` of its content words); ``stale_version_outranks``: a removed corpus document
+* **corpus** → ``poisoned_document_adopted``: the failing answer (not a refusal) adopted a
+  removed injected document, or a removed near-duplicate / draft of a gold document (one of
+  its sentences has at least ``SUPPORT`` of its content words in that document);
+  ``stale_version_outranks``: a removed corpus document
   is an outdated version (status archived/superseded/deprecated/obsolete, a
   ``superseded_by``, or named by a gold document's ``supersedes``); else
   ``conflicting_documents``.
@@ -37,10 +38,10 @@ from probeguard.attribution.conflicts import linked_ids
 from probeguard.attribution.decide import Observed
 from probeguard.core.documents import Document
 from probeguard.core.records import SwapOutcome, SwapRun
-from probeguard.nlp.text import CITATION_MARKER, content_words, normalize_answer
+from probeguard.nlp.text import CITATION_MARKER, content_words, normalize_answer, split_sentences
 from probeguard.pipeline.defences.archive import OUTDATED_STATUSES
 
-__all__ = ["SUPPORT", "FailureFacts", "read_mechanism", "supported_by"]
+__all__ = ["SUPPORT", "FailureFacts", "adopted", "read_mechanism", "supported_by"]
 
 SUPPORT = 0.75
 """Least share of an answer's content words found in a text for the text to support it."""
@@ -117,9 +118,15 @@ def _is_duplicate(doc: Document) -> bool:
     return status == "draft" or any(doc.metadata.get(k) for k in _DUPLICATE_LINKS)
 
 
+def adopted(answer: str, text: str) -> bool:
+    """Some sentence of the answer is supported by ``text`` (``supported_by``): the answer
+    took content from it, whatever else it quotes."""
+    return any(supported_by(s, text) for s in split_sentences(answer))
+
+
 def _corpus(facts: FailureFacts) -> str:
     adoptable = [*facts.injected, *(d for d in facts.removed if _is_duplicate(d))]
-    if not facts.refused and any(supported_by(facts.answer, d.text) for d in adoptable):
+    if not facts.refused and any(adopted(facts.answer, d.text) for d in adoptable):
         return "poisoned_document_adopted"
     if any(_is_stale(d, facts.gold) for d in facts.removed):
         return "stale_version_outranks"

@@ -66,12 +66,13 @@ class AttributionSummary(ByKeyModel):
     """Swap → outcome (``not_applicable``, ``unsupported``, ``error``) → failures."""
     top_fixes: list[TopFix]
     """The distinct fixes, most frequent first (``recommend.top_fixes``)."""
-    mechanisms: dict[str, int] = Field(default_factory=dict)
+    mechanisms: dict[str, int] | None = Field(default=None, exclude_if=lambda v: v is None)
     """Attributed failures per mechanism of their primary cause (``core.mechanisms`` ids),
-    most frequent first (ties by id)."""
-    contributing: dict[str, int] = Field(default_factory=dict)
+    most frequent first (ties by id); None (left out) in run logs written before
+    mechanisms were named."""
+    contributing: dict[str, int] | None = Field(default=None, exclude_if=lambda v: v is None)
     """Attributed failures per *contributing* cause (``Attribution.contributing``), beside
-    the primary cause counted in ``causes``."""
+    the primary cause counted in ``causes``; None (left out) in older run logs."""
 
 
 def _tally(keys: Sequence[str]) -> dict[str, int]:
@@ -118,6 +119,6 @@ def summarize_attribution(
         top_fixes=[
             TopFix.model_validate(f) for f in top_fixes([e.recommendation for e in entries])
         ],
-        mechanisms=_tally([e.mechanism for e in entries]),
-        contributing=_tally([c["cause"] for e in entries for c in e.contributing]),
+        mechanisms=_tally([e.mechanism or "undetermined" for e in entries]),
+        contributing=_tally([c["cause"] for e in entries for c in e.contributing or ()]),
     )
