@@ -19,7 +19,15 @@ applicable or not supported for some role is so for the failure.
 
 **Observed** (``decide.Observed``): the first failing role's output — gold evidence among the
 retrieved documents; the answer *supported* when at least ``SUPPORT`` of its content words
-(citations stripped) occur in the retrieved texts.
+(citations stripped) occur in the retrieved texts; an *injected instruction* when a document
+the case injected holds an attack phrase (``nlp.attack_phrases``).
+
+**Mechanism.** Each verdict names how its cause failed (``core.mechanisms`` id and words): the
+failing probe's own reading of its evidence (``Probe.failure_mechanism``) when it gives one,
+else the surgeon's (``mechanisms.read_mechanism``), which also names each contributing cause.
+
+**Reference pipeline.** ``pipeline_config`` is the reference pipeline's config (empty for any
+other pipeline): only then do recommendations carry a ``config_patch`` and a gate its backend.
 """
 
 from __future__ import annotations
@@ -337,7 +345,9 @@ def attribute(
     jctx: JudgeContext | None = None,
 ) -> AttributionResult:
     """Attribute the failures among ``records``/``groups`` (module docstring). ``runner``
-    is a ``Runner`` over the scanned pipeline; it makes every re-run, in one ``run`` call."""
+    is a ``Runner`` over the scanned pipeline; it makes every re-run, in one ``run`` call.
+    ``pipeline_config``: the reference pipeline's config; empty or None for any other
+    pipeline (recommendations are then sentences, without a patch)."""
     config = config or AttributionConfig()
     caps = frozenset(capabilities if capabilities is not None else ctx.capabilities)
     pcfg = dict(pipeline_config or {})
