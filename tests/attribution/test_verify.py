@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from pathlib import Path
 
 import pytest
 
@@ -247,3 +248,22 @@ def test_decide_fix_rule(kw, verdict):
 def test_run_log_round_trips(verified):
     base, _ = verified
     assert RunLog.model_validate_json((base / "run" / "run.json").read_text()).attribution
+
+
+def test_fixes_in_words_are_listed_for_a_pipeline_other_than_the_reference(tmp_path):
+    """A callable or HTTP pipeline's verdicts carry no patch (attribution.recommend): their
+    fixes are listed, one per title, as not applicable with the sentence as the advice."""
+    v1 = Path(__file__).parents[1] / "results" / "data" / "run_v1.json"
+    data = json.loads(v1.read_text())
+    data["config"]["pipeline"]["type"] = "callable"
+    for entry in data["attribution"]:
+        if entry["recommendation"]:
+            entry["recommendation"]["config_patch"] = {}
+    (tmp_path / "run.json").write_text(json.dumps(data))
+    fixes = collect_fixes(load_run(tmp_path))
+    titles = {e["recommendation"]["title"] for e in data["attribution"] if e["recommendation"]}
+    assert fixes and {f.title for f in fixes} == titles
+    assert all(f.config_patch == {} for f in fixes)
+    result = verify_fixes(tmp_path).data
+    assert [f["verdict"] for f in result["fixes"]] == ["not_applicable"] * len(fixes)
+    assert all(f["other_pipelines"] in f["reason"] for f in result["fixes"])

@@ -2,8 +2,10 @@
 
 A ``Recommendation`` is data: ``config_patch`` maps dotted paths of the scan config
 (``pipeline.reference.…``, keys of ``ReferencePipelineConfig`` and its ``defences``) to new
-values — the reference pipeline's fix — and ``other_pipelines`` is one sentence for any other
-pipeline. The choice per cause:
+values — the reference pipeline's fix — and ``other_pipelines`` is one concrete sentence for
+any other pipeline. **Only a reference pipeline gets a patch** (``CaseFacts.reference``):
+for a callable or HTTP pipeline the patch is empty and the sentence is the fix. The choice
+per cause:
 
 * **chunker** — the configured chunker is token windows without overlap or under 128 tokens:
   windows of ``max(128, 2·size)`` tokens with a quarter overlap; otherwise sentence-aware
@@ -18,11 +20,17 @@ pipeline. The choice per cause:
   ``outdated``, or an archived/superseded version masked → date-aware ranking
   (``demote_archived``); otherwise → conflict refusal;
 * **prompt** — the hardened prompt with spotlighting and the instruction sanitiser;
-* **generator** — an abstain case → a refusal gate calibrated for the retrieval backend
-  (``defences.gate``: Youden's best threshold over the run's answerable vs unanswerable top
-  scores, ``metrics.gate.best_gate``; without one, just above the failing case's top
-  retrieval score); otherwise the
-  grounding check (refuse unsupported answers) and a stronger model;
+* **generator** — an abstain case → a refusal gate on the **real** retrieval backend's score
+  scale (``defences.gate``, keyed by the backend the case ran on, one of
+  ``core.defences.GATE_BACKENDS``): Youden's best threshold over the run's answerable vs
+  unanswerable top scores (``metrics.gate.best_gate``) when the case ran on the configured
+  backend those scores come from, else just above the failing case's top score; an unknown
+  backend (any pipeline but the reference one) gets no number, only the sentence. The
+  mechanism ``refuses_with_evidence`` (the generator refuses with the gold evidence in hand)
+  → an over-refusal fix: the grounding check from ``refuse`` to ``off``, else conflict
+  refusal to ``flag``, else an extractive generator's ``min_support`` halved, else a
+  sentence only. Otherwise the grounding check (refuse unsupported answers) and a stronger
+  model;
 * **undetermined** — none.
 """
 
@@ -30,8 +38,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
+
+from probeguard.core.defences import GATE_BACKENDS
+from probeguard.models.generators.extractive import ExtractiveGenerator
 
 __all__ = ["Recommendation", "recommend"]
 
@@ -73,6 +84,10 @@ class CaseFacts:
     """``metrics.gate.best_gate`` over the run (answerable vs unanswerable top scores)."""
     trusted_sources: tuple[str, ...] = ()
     """Glob patterns of the scanned corpus's own sources (``trusted_source_globs``)."""
+    reference: bool = True
+    """The scanned pipeline is the reference pipeline (a ``config_patch`` can apply)."""
+    mechanism: str = ""
+    """The failure's mechanism (``core.mechanisms`` id), when known."""
 
 
 def trusted_source_globs(sources: Sequence[str], limit: int = 10) -> tuple[str, ...]:
@@ -200,39 +215,9 @@ def _prompt(f: CaseFacts) -> Recommendation:
 
 def _generator(f: CaseFacts) -> Recommendation:
     if f.abstain:
-        backend = f.backend or (f.pipeline.get("retriever") or {}).get("name") or "dense"
-        gate = f.calibrated_gate
-        if gate is not None and gate.get("youden_j", 0.0) > 0.0:
-            threshold = float(gate["min_score"])
-            return Recommendation(
-                "generator",
-                f"Refusal gate for the {backend} backend",
-                {f"{REF}.defences.gate": {backend: threshold}},
-                "Refuse when the best retrieval score is below a threshold calibrated per "
-                "retrieval backend on answerable and unanswerable questions.",
-                f"calibrated on this run (Youden's J {gate['youden_j']:.2f}): refuses "
-                f"{_share(gate['abstention'])} of unanswerable and "
-                f"{_share(gate['false_refusal'])} of answerable golden questions",
-            )
-        score = f.top_score
-        value = (
-            (math.floor(score * 100 + 1) / 100)
-            if score is not None and math.isfinite(score)
-            else None
-        )
-        return Recommendation(
-            "generator",
-            f"Refusal gate for the {backend} backend",
-            {f"{REF}.defences.gate": {backend: value}},
-            "Refuse when the best retrieval score is below a threshold calibrated per retrieval "
-            "backend on answerable and unanswerable questions.",
-            "the pipeline answers an unanswerable question from irrelevant context; the gate "
-            "value sits just above this case's top score (calibrate it on benign controls "
-            "before use)"
-            if value is not None
-            else "the pipeline answers an unanswerable question; calibrate the gate on benign "
-            "controls",
-        )
+        return _gate(f)
+    if f.mechanism == "refuses_with_evidence":
+        return _over_refusal(f)
     return Recommendation(
         "generator",
         "Grounding check (and a stronger model)",
@@ -240,6 +225,81 @@ def _generator(f: CaseFacts) -> Recommendation:
         "Verify that each answer is supported by the retrieved context and refuse otherwise; "
         "consider a stronger generation model.",
         "the case fails even with the gold evidence in hand: generation is at fault",
+    )
+
+
+_GATE_SENTENCE = (
+    "Refuse when the best retrieval score is below a threshold calibrated on your "
+    "retriever's own scores (answerable vs unanswerable questions), per retrieval backend."
+)
+
+
+def _gate(f: CaseFacts) -> Recommendation:
+    """The refusal gate on the backend's own score scale (module docstring)."""
+    backend = f.backend if f.backend in GATE_BACKENDS else None
+    if backend is None:
+        return Recommendation(
+            "generator",
+            "Refusal gate",
+            {},
+            _GATE_SENTENCE,
+            "the pipeline answers an unanswerable question; its retrieval backend and score "
+            "scale are not known here, so no threshold is given",
+        )
+    configured = (f.pipeline.get("retriever") or {}).get("name")
+    gate = f.calibrated_gate if backend == configured else None
+    if gate is not None and gate.get("youden_j", 0.0) > 0.0:
+        return Recommendation(
+            "generator",
+            f"Refusal gate for the {backend} backend",
+            {f"{REF}.defences.gate": {backend: float(gate["min_score"])}},
+            _GATE_SENTENCE,
+            f"calibrated on this run (Youden's J {gate['youden_j']:.2f}): refuses "
+            f"{_share(gate['abstention'])} of unanswerable and "
+            f"{_share(gate['false_refusal'])} of answerable golden questions",
+        )
+    score = f.top_score
+    value = (
+        (math.floor(score * 100 + 1) / 100) if score is not None and math.isfinite(score) else None
+    )
+    return Recommendation(
+        "generator",
+        f"Refusal gate for the {backend} backend",
+        {f"{REF}.defences.gate": {backend: value}} if value is not None else {},
+        _GATE_SENTENCE,
+        "the pipeline answers an unanswerable question from irrelevant context; the gate "
+        "value sits just above this case's top score (calibrate it on benign controls "
+        "before use)"
+        if value is not None
+        else "the pipeline answers an unanswerable question; calibrate the gate on benign controls",
+    )
+
+
+def _over_refusal(f: CaseFacts) -> Recommendation:
+    """A generator that refuses with the gold evidence in hand (module docstring)."""
+    defences = dict(f.pipeline.get("defences") or {})
+    generator = dict(f.pipeline.get("generator") or {})
+    patch: dict[str, Any]
+    if defences.get("grounding") == "refuse":
+        patch, title = {f"{REF}.defences.grounding": "off"}, "Grounding check off (over-refusal)"
+    elif defences.get("conflict") == "refuse":
+        patch, title = {f"{REF}.defences.conflict": "flag"}, "Flag conflicts, do not refuse"
+    elif generator.get("name") == "extractive":
+        current = float(generator.get("min_support", ExtractiveGenerator().min_support))
+        new = round(current / 2, 2)
+        patch = {f"{REF}.generator": {**generator, "min_support": new}}
+        title = f"Lower the generator's support threshold ({current:g} -> {new:g})"
+    else:
+        patch, title = {}, "Let the generator answer from evidence it holds"
+    return Recommendation(
+        "generator",
+        title,
+        patch,
+        "The generator refuses although the retrieved passages state the answer: loosen "
+        "its refusal rule (the prompt's refusal instruction, a support or confidence "
+        "threshold, or an answer-checking step that refuses) and check false refusals on "
+        "answerable questions.",
+        "given the gold evidence alone the pipeline still refuses: it over-refuses",
     )
 
 
@@ -258,9 +318,13 @@ _BY_CAUSE = {
 
 
 def recommend(cause: str, facts: CaseFacts = CaseFacts()) -> Recommendation | None:
-    """The fix for ``cause`` (module docstring); None for ``undetermined``."""
+    """The fix for ``cause`` (module docstring); None for ``undetermined``. Any pipeline but
+    the reference one gets no ``config_patch``: its ``other_pipelines`` sentence is the fix."""
     make = _BY_CAUSE.get(cause)
-    return make(facts) if make is not None else None
+    if make is None:
+        return None
+    rec = make(facts)
+    return rec if facts.reference else replace(rec, config_patch={})
 
 
 def top_fixes(

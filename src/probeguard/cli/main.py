@@ -104,6 +104,9 @@ def scan(
             f"  causes of {attribution.attributed} attributed failures: {causes}; "
             f"verify the fixes with: probeguard fix {result.out_dir}"
         )
+        if attribution.mechanisms:  # None in run logs older than mechanisms
+            mechanisms = ", ".join(f"{m} {n}" for m, n in attribution.mechanisms.items())
+            click.echo(f"  mechanisms: {mechanisms}")
     click.echo(f"report: {result.report_path}")
     click.echo(f"run log: {result.run_path}")
 

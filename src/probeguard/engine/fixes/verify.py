@@ -15,7 +15,8 @@ patches (``patch.merge_patches``) of the fixes judged ``verified`` or ``partial`
 own (a fix that refuses everything would only mask the others), targeting their failures;
 ``patches`` adds a user-written fix (``custom``) targeting every failure of the scan
 (failed golden cases and failed probe groups). Entries without a recommendation
-(``undetermined``) are counted only.
+(``undetermined``) are counted only; a recommendation without a patch (advice in words, one
+fix per title) is listed as ``not_applicable`` with its sentence.
 
 **Re-runs (the faithful route chosen).** For each fix the patched config is validated
 (``patch.apply_patch``), the patched pipeline built, and the **recorded cases** of the
@@ -145,11 +146,8 @@ def verify_fixes(
     if pipeline_type != "reference":
         for fix in [*fixes, *extra]:
             entries.append(
-                FixEntry(
-                    **describe(fix),
-                    verdict="not_applicable",
-                    reason=f"the scanned pipeline is '{pipeline_type}', not the "
-                    "reference pipeline: " + (fix.other_pipelines or "apply the change by hand"),
+                _in_words(
+                    fix, f"the scanned pipeline is '{pipeline_type}', not the reference pipeline"
                 )
             )
     else:
@@ -172,8 +170,13 @@ def verify_fixes(
             calls, hits = calls + c, hits + h
 
         for fix in fixes:
-            measure(fix)
-        improving = [f for f, e in zip(fixes, entries) if e.verdict in COMBINABLE]
+            if fix.config_patch:
+                measure(fix)
+            else:
+                entries.append(_in_words(fix, "no setting of the reference pipeline expresses it"))
+        improving = [
+            f for f, e in zip(fixes, entries) if e.verdict in COMBINABLE and f.config_patch
+        ]
         if combined and len(improving) > 1:
             measure(combined_fix(improving))
         for fix in extra:
@@ -197,6 +200,15 @@ def verify_fixes(
         verdicts=dict(sorted(verdicts.items())),
     )
     return FixRun(artifact, calls=calls, cache_hits=hits)
+
+
+def _in_words(fix: Fix, why: str) -> FixEntry:
+    """A fix that cannot be applied here: ``not_applicable``, its sentence the advice."""
+    return FixEntry(
+        **describe(fix),
+        verdict="not_applicable",
+        reason=f"{why}: " + (fix.other_pipelines or "apply the change by hand"),
+    )
 
 
 def write_fix(result: FixRun, out_dir: str | Path) -> tuple[Path, Path]:
