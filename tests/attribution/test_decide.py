@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from probeguard.attribution.decide import Observed, decide
+from probeguard.attribution.decide import Decision, Observed, adopt_probe_reading, decide
 
 R, N, NA, U, E = "repaired", "not_repaired", "not_applicable", "unsupported", "error"
 
@@ -115,3 +115,23 @@ def test_a_retrieval_miss_contributes_when_the_generator_fails_with_the_gold_evi
     # the oracle repairs: the retriever is the primary cause, nothing contributes
     d = decide(outcomes(R), Observed(gold_retrieved=False))
     assert (d.cause, d.contributing) == ("retriever", ())
+
+
+def test_a_probe_reading_names_its_component_and_keeps_the_swaps_cause_as_contributing():
+    """A context-free answer is "repaired" by any swap that hands the evidence back, so the
+    table can say corpus; the context-sensitivity probe's own re-run says generator."""
+    table = Decision("corpus", "the clean_corpus swap repairs the case", row=1)
+    adopted = adopt_probe_reading(
+        table, "context_sensitivity", "ignores_context", "conflicting_documents"
+    )
+    assert adopted.cause == "generator"
+    assert adopted.contributing == (("corpus", "conflicting_documents"),)
+    assert "generator ignores its context" in adopted.reason
+    assert adopt_probe_reading(table, "x", "stale_version_outranks", "y") == table
+    assert adopt_probe_reading(table, "x", "made_up_mechanism", "y") == table
+    undetermined = Decision("undetermined", "no swap repairs", row=11)
+    assert adopt_probe_reading(undetermined, "chunk_fracture", "chunk_boundary", "u") == Decision(
+        "chunker",
+        adopt_probe_reading(undetermined, "chunk_fracture", "chunk_boundary", "u").reason,
+        row=11,
+    )

@@ -44,6 +44,11 @@ implicated (injected or probe-named) document.
 fix first: when generation fails even with the gold evidence (rows 6, 8) and the gold
 evidence was not retrieved either, the retriever contributes (``retrieval_miss``).
 
+**The probe's own reading** (``adopt_probe_reading``): a probe whose targeted re-run shows
+how its group failed (``Probe.failure_mechanism``: the unsplit evidence answers a fractured
+question, an answer survives the removal of its evidence) names that mechanism; its component
+becomes the cause, and a different component the table chose stays as contributing.
+
 **Observation** (black-box pipelines, no swap possible): gold evidence known and absent from
 the retrieved contexts ⇒ retriever; gold evidence retrieved (or an abstain case) and an answer
 not supported by the retrieved contexts ⇒ generator; anything else ⇒ undetermined. The
@@ -53,11 +58,20 @@ verdict's ``basis`` says ``observed`` then, ``counterfactual`` otherwise.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from probeguard.attribution.swaps import SWAPS
+from probeguard.core.mechanisms import component_of, describe
 
-__all__ = ["CAUSES", "OUTCOMES", "PRE_GENERATION", "Decision", "Observed", "decide"]
+__all__ = [
+    "CAUSES",
+    "OUTCOMES",
+    "PRE_GENERATION",
+    "Decision",
+    "Observed",
+    "adopt_probe_reading",
+    "decide",
+]
 
 CAUSES: tuple[str, ...] = ("retriever", "chunker", "corpus", "prompt", "generator", "undetermined")
 OUTCOMES: tuple[str, ...] = ("repaired", "not_repaired", "not_applicable", "unsupported", "error")
@@ -315,3 +329,26 @@ def _observed(observed: Observed, why: str) -> _Row:
         10,
         "observed",
     )
+
+
+def adopt_probe_reading(
+    decision: Decision, probe: str, mechanism: str, swaps_mechanism: str
+) -> Decision:
+    """The verdict when the failing probe names its own mechanism (``Probe.failure_mechanism``,
+    read from the probe's targeted counterfactual, e.g. the unsplit evidence answering a
+    fractured question): the cause becomes the mechanism's component, because the probe's
+    re-run isolates it more narrowly than a generic swap; a different component the swaps
+    pointed at stays as a contributing cause with ``swaps_mechanism`` (none when it was
+    undetermined). A mechanism of the blamed component, or one that is not built in, changes
+    nothing."""
+    component = component_of(mechanism)
+    if component in ("undetermined", decision.cause):
+        return decision
+    contributing = tuple(c for c in decision.contributing if c[0] != component)
+    if decision.cause != "undetermined":
+        contributing = ((decision.cause, swaps_mechanism), *contributing)
+    reason = (
+        f"the {probe} probe's own re-run shows how it failed ({describe(mechanism)}), which "
+        f"names the {component}; the swaps alone said {decision.cause}: {decision.reason}"
+    )
+    return replace(decision, cause=component, reason=reason, contributing=contributing)

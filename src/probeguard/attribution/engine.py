@@ -37,7 +37,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from probeguard.attribution.config import AttributionConfig
-from probeguard.attribution.decide import Decision, Observed, decide
+from probeguard.attribution.decide import Decision, Observed, adopt_probe_reading, decide
 from probeguard.attribution.mechanisms import SUPPORT, FailureFacts, read_mechanism, supported_by
 from probeguard.attribution.recommend import (
     CaseFacts,
@@ -282,7 +282,7 @@ def _mechanism(failure: Failure, cause: str, facts: FailureFacts) -> tuple[str, 
     (``Probe.failure_mechanism``) when it has one, else the surgeon's
     (``mechanisms.read_mechanism``)."""
     probe = failure.probe_obj
-    if probe is not None and cause != "undetermined":
+    if probe is not None:
         named = probe.failure_mechanism(probe.read_evidence(failure.evidence), cause)
         if named:
             return named, "probe"
@@ -441,6 +441,10 @@ def attribute(
         decision = decide(outcomes, observed)
         facts = _failure_facts(failure, evidence, documents, pcfg, observed, ctx.top_k)
         mechanism, by = _mechanism(failure, decision.cause, facts)
+        if by == "probe":
+            decision = adopt_probe_reading(
+                decision, failure.probe, mechanism, read_mechanism(decision.cause, facts)
+            )
         case_facts = _facts(failure, plans, documents, pcfg, calibrated, trusted)
         rec = recommend(decision.cause, replace(case_facts, mechanism=mechanism))
         entries.append(_entry(failure, decision, observed, evidence, rec, mechanism, by, facts))
