@@ -11,11 +11,11 @@ from probeguard.core.cases import Case, Expected
 from probeguard.core.documents import Document
 from probeguard.core.pipeline import PipelineOutput, RetrievedChunk, Variation
 from probeguard.core.records import CaseError, CaseRecord
-from probeguard.nlp.paraphrase import KINDS
+from probeguard.nlp.paraphrase import EVIDENCE_WORDING, KINDS, TARGETED
 from probeguard.pipeline.config import ReferencePipelineConfig
 from probeguard.pipeline.reference import ReferencePipeline
 from probeguard.probes.base import PROBES, JudgeContext, ProbeContext, group_records
-from probeguard.probes.retrieval_gap import RetrievalGap
+from probeguard.probes.retrieval_gap import GAP_KINDS, OUTCOMES, RetrievalGap
 from probeguard.runner.executor import Runner, RunnerConfig
 
 # Short policy texts whose questions use the documents' own wording: the synonym and jargon
@@ -128,12 +128,21 @@ def test_settings():
         "name": "retrieval_gap",
         "rank_delta_threshold": 2.0,
         "kinds": ["synonym"],
+        "targeted_terms": 3,
+        "recover": True,
         "bootstrap_seed": 0,
     }
+    assert RetrievalGap().kinds == GAP_KINDS == (*KINDS, TARGETED)
     with pytest.raises(ValueError, match="unknown paraphrase kind"):
         RetrievalGap(kinds=("synonym", "llm"))
     with pytest.raises(ValueError, match="at least one"):
         RetrievalGap(kinds=())
+    with pytest.raises(ValueError, match="distinct"):
+        RetrievalGap(kinds=("synonym", "synonym"))
+    with pytest.raises(ValueError, match="targeted_terms"):
+        RetrievalGap(targeted_terms=-1)
+    with pytest.raises(ValueError, match="recover"):
+        RetrievalGap(recover="yes")  # type: ignore[arg-type]
 
 
 def test_generate_is_deterministic_and_valid():
@@ -153,11 +162,12 @@ def test_generate_is_deterministic_and_valid():
         assert case.id == f"retrieval_gap:{case.meta['group']}:{case.meta['role']}"
         assert case.meta["kind"] == case.meta["role"]
         if case.meta["role"] != "original":
-            assert case.meta["role"] in KINDS and case.question != case.meta["original"]
+            assert case.meta["role"] in (*GAP_KINDS, EVIDENCE_WORDING)
+            assert case.question != case.meta["original"]
     originals = [c for c in first if c.meta["role"] == "original"]
     assert [c.question for c in originals] == [q for _, q, _ in QUESTIONS]
     # every kind changes at least one question of this corpus
-    assert {c.meta["kind"] for c in first} == {"original", *KINDS}
+    assert {c.meta["kind"] for c in first} == {"original", *GAP_KINDS}
 
 
 def test_kinds_setting_limits_the_variants():
@@ -231,11 +241,15 @@ def test_a_variant_that_retrieves_nothing_lost_the_gold():
 
 
 def test_unscored_groups_say_why():
-    missed = _judge({"original": _output("a", "b"), "synonym": _output("gold")})
+    missed = _judge({"original": _output("a", "b"), "synonym": _output("c")})
     assert missed.failed is None
+    assert missed.evidence["outcome"] == "original_miss_unrecovered"
     assert missed.evidence["unscored"].startswith("gold evidence not retrieved for the original")
+    assert "no rewording recovers it" in missed.evidence["unscored"]
     errored = _judge({"original": _output("gold"), "synonym": None})
     assert errored.failed is None and "PipelineCallError" in errored.evidence["unscored"]
+    broken = _judge({"original": None, "synonym": _output("gold")})
+    assert broken.failed is None and "'original' call failed" in broken.evidence["unscored"]
     silent = _judge({"original": PipelineOutput(answer="a"), "synonym": _output("gold")})
     assert silent.failed is None and "no retrieved contexts" in silent.evidence["unscored"]
     alone = _judge({"original": _output("gold")})
@@ -272,8 +286,117 @@ def test_summary_shapes(bm25):
     _, summary = bm25
     assert summary["groups"] == len(QUESTIONS) and summary["unscored"] == 0
     assert summary["mean_rank_delta"]["method"] == "bootstrap"
-    assert set(summary["kind_gap_rates"]) == set(KINDS) == set(summary["kind_mean_rank_delta"])
+    assert set(summary["kind_gap_rates"]) == set(GAP_KINDS) == set(summary["kind_mean_rank_delta"])
+    assert set(summary["kind_moved_rates"]) == set(GAP_KINDS)
+    assert list(summary["outcomes"]) == list(OUTCOMES)
+    assert sum(summary["outcomes"].values()) == len(QUESTIONS)
+    assert summary["original_misses"]["n"] == len(QUESTIONS)
     for estimate in summary["kind_gap_rates"].values():
         assert estimate["method"] == "wilson" and 0 < estimate["n"] <= len(QUESTIONS)
     empty = RetrievalGap().summarize([])
     assert empty["groups"] == 0 and math.isnan(empty["mean_rank_delta"]["value"])
+
+
+# -- original misses, errored rewordings, mechanism ---------------------------------------
+
+
+def test_an_original_miss_that_a_rewording_recovers_counts_against_the_retriever():
+    probe = RetrievalGap()
+    verdict = _judge(
+        {
+            "original": _output("a", "b"),
+            "synonym": _output("c"),
+            "evidence_wording": _output("b", "gold"),
+        }
+    )
+    evidence = probe.evidence_of(verdict)
+    assert verdict.failed is True and evidence.outcome == "original_miss"
+    assert evidence.original_rank is None and evidence.recovered_by == ["evidence_wording"]
+    assert "retrieved at rank 2 under the evidence_wording rewording" in evidence.reasons[0]
+    assert probe.failing_roles(evidence, ("original", "synonym", "evidence_wording")) == (
+        "original",
+    )
+    assert probe.failure_mechanism(evidence, "retriever") == "lexical_retrieval_miss"
+    assert probe.failure_mechanism(evidence, "generator") is None
+
+
+def test_a_gap_names_the_lexical_mechanism_and_a_held_group_none():
+    probe = RetrievalGap()
+    gap = probe.evidence_of(_judge({"original": _output("gold"), "targeted": _output("b", "c")}))
+    assert (
+        gap.outcome == "gap"
+        and probe.failure_mechanism(gap, "retriever") == "lexical_retrieval_miss"
+    )
+    held = probe.evidence_of(_judge({"original": _output("gold"), "targeted": _output("gold")}))
+    assert held.outcome == "held" and probe.failure_mechanism(held, "retriever") is None
+
+
+def test_the_evidence_wording_rewording_does_not_count_in_a_gap():
+    verdict = _judge(
+        {
+            "original": _output("b", "gold"),
+            "synonym": _output("b", "gold"),
+            "evidence_wording": _output("gold"),
+        }
+    )
+    assert verdict.failed is False
+    assert [r["kind"] for r in verdict.evidence["variants"]] == ["synonym"]
+
+
+def test_errored_rewordings_follow_the_one_rule():
+    # A lost rewording decides the gap whatever the errored one would have said.
+    lost = _judge({"original": _output("gold"), "synonym": _output("b"), "jargon": None})
+    assert lost.failed is True and lost.evidence["lost_by"] == ["synonym"]
+    # Nothing lost: the errored rewording could decide, so the group is unscored.
+    open_ = _judge({"original": _output("gold"), "synonym": _output("gold"), "jargon": None})
+    assert open_.failed is None and "'jargon' call failed" in open_.evidence["unscored"]
+    # An original miss: a recovery decides; without one an errored rewording could have.
+    recovered = _judge({"original": _output("a"), "synonym": _output("gold"), "jargon": None})
+    assert recovered.failed is True and recovered.evidence["outcome"] == "original_miss"
+    unknown = _judge({"original": _output("a"), "synonym": _output("b"), "jargon": None})
+    assert unknown.failed is None and "might recover it" in unknown.evidence["unscored"]
+
+
+def test_summary_counts_outcomes_and_per_kind_moves():
+    probe = RetrievalGap(kinds=("synonym", "targeted"))
+    verdicts = [
+        _judge({"original": _output("gold"), "synonym": _output("gold"), "targeted": _output("b")}),
+        _judge(
+            {
+                "original": _output("gold"),
+                "synonym": _output("b", "gold"),
+                "targeted": _output("gold"),
+            }
+        ),
+        _judge({"original": _output("a"), "synonym": _output("gold")}),
+        _judge({"original": _output("a"), "synonym": _output("b")}),
+    ]
+    summary = probe.summarize(verdicts)
+    assert summary.outcomes == {
+        "held": 1,
+        "gap": 1,
+        "original_miss": 1,
+        "original_miss_unrecovered": 1,
+    }
+    assert (summary.failure_rate.value, summary.failure_rate.n) == (2 / 3, 3)
+    assert (summary.original_misses.value, summary.original_misses.n) == (0.5, 4)
+    assert (summary.original_miss_recovered.value, summary.original_miss_recovered.n) == (0.5, 2)
+    assert (summary.kind_moved_rates["synonym"].value, summary.kind_moved_rates["synonym"].n) == (
+        0.5,
+        2,
+    )
+    assert summary.kind_gap_rates["targeted"].value == 0.5
+    assert summary.kind_mean_rank_delta["targeted"].value == 1.5  # (4 - 1) and (1 - 1)
+
+
+def test_targeted_rewording_aims_at_the_words_the_evidence_shares():
+    cases = RetrievalGap(kinds=("targeted",), recover=False).generate(context())
+    targeted_cases = [c for c in cases if c.meta["role"] == "targeted"]
+    assert targeted_cases
+    docs = dict(DOCS)
+    for case in targeted_cases:
+        assert case.meta["anchors"]
+        gold_text = docs[case.expected.evidence_doc_ids[0]].lower()
+        # at least one anchor is gone, and the words that replaced it are not in the evidence
+        assert any(a not in case.question.lower().split() for a in case.meta["anchors"])
+        assert all(a in gold_text for a in case.meta["anchors"])
