@@ -5,8 +5,11 @@ golden set's own call, made once) and one role per paraphrase kind that changes 
 (``probeguard.nlp.paraphrase``: declarative, keywords, question_word, synonym, jargon, and
 ``targeted`` — the question's highest-idf words shared with the gold evidence reworded into
 words the evidence lacks, so a lexical retriever loses its anchors while the meaning is kept).
-With ``recover`` on, role ``evidence_wording`` (the question's words reworded into the
-evidence's own) is asked too; it is read only when the original misses. Each kind draws from
+With ``recover`` on, two recovery roles are asked too, read only when the original misses:
+``evidence_wording`` (the question's words reworded into the evidence's own) and, when the
+pipeline can switch its retrieval per call (``Capability.RETRIEVAL``), ``semantic`` (the
+question as written, retrieved in mode ``semantic_mode``, by default ``dense``: a semantic
+retriever over the same chunks). Each kind draws from
 its own seeded stream ``ctx.rng("retrieval_gap", question id, kind)``. All cases use the
 pipeline as configured, so the probe needs no capability; it needs the pipeline to report its
 retrieved contexts.
@@ -20,13 +23,14 @@ retrieved contexts is unscored (the pipeline does not report them, or retrieved 
 Outcomes (``GapEvidence.outcome``):
 
 - ``held`` / ``gap`` — the original retrieves gold evidence in the top-k. Per variant (every
-  kind but ``evidence_wording``) ``delta = rank(variant) − rank(original)``; the group has a
+  kind but the recovery roles) ``delta = rank(variant) − rank(original)``; the group has a
   **gap** (fails) when ``mean(delta) > rank_delta_threshold`` or gold leaves the top-k under a
   variant.
-- ``original_miss`` — the original misses and some rewording retrieves gold evidence in the
-  top-k: the same question finds its evidence in other words, so the miss is the retriever's
-  dependence on wording. It **counts against the retriever** (fails).
-- ``original_miss_unrecovered`` — the original misses and no rewording recovers it: a plain
+- ``original_miss`` — the original misses and some rewording, or the semantic retriever,
+  retrieves gold evidence in the top-k: the evidence is findable by the question's meaning,
+  so the miss is the retriever's dependence on wording. It **counts against the retriever**
+  (fails).
+- ``original_miss_unrecovered`` — the original misses and nothing recovers it: a plain
   retrieval failure that says nothing about wording. Unscored, and counted in
   ``original_misses``.
 
@@ -50,6 +54,7 @@ from typing import Any
 
 from probeguard.core.cases import Case
 from probeguard.core.estimate import Estimate
+from probeguard.core.pipeline import Capability
 from probeguard.core.records import CaseRecord
 from probeguard.nlp.paraphrase import (
     EVIDENCE_WORDING,
@@ -84,6 +89,10 @@ GAP_KINDS: tuple[str, ...] = (*KINDS, TARGETED)
 OUTCOMES: tuple[str, ...] = ("held", "gap", "original_miss", "original_miss_unrecovered")
 """A group's outcomes (module docstring); ``gap`` and ``original_miss`` fail."""
 FAILING_OUTCOMES = frozenset({"gap", "original_miss"})
+SEMANTIC = "semantic"
+"""The recovery role that retrieves the original question in ``semantic_mode``."""
+RECOVERY_KINDS = frozenset({EVIDENCE_WORDING, SEMANTIC})
+"""Roles read only when the original misses (never in a gap's rank deltas)."""
 MECHANISM = "lexical_retrieval_miss"
 """The ``core.mechanisms`` id of a failure of this probe."""
 
@@ -114,7 +123,7 @@ class GapEvidence(ProbeEvidence):
     lost_by: list[str] = []
     """Paraphrase kinds under which the gold evidence left the top-k."""
     recovered_by: list[str] = []
-    """Kinds whose rewording retrieved the gold evidence that the original missed."""
+    """Kinds (or ``semantic``) whose call retrieved the gold evidence the original missed."""
     anchors: list[str] = []
     """The question's words that the ``targeted`` rewording aimed at (highest idf first)."""
     reasons: list[str] = []
@@ -139,8 +148,9 @@ class RetrievalGap(Probe[GapEvidence]):
     """Paraphrase each question and measure the gold evidence's rank shift (module docstring).
     Settings: ``rank_delta_threshold`` (mean rank delta above which a group has a gap),
     ``kinds`` (paraphrase kinds to use, ``GAP_KINDS``), ``targeted_terms`` (how many anchors
-    the ``targeted`` rewording replaces), ``recover`` (ask the ``evidence_wording`` rewording,
-    which decides original misses) and ``bootstrap_seed`` (for the mean's interval)."""
+    the ``targeted`` rewording replaces), ``recover`` (ask the recovery roles, which decide
+    original misses), ``semantic_mode`` (the retrieval mode of the ``semantic`` role; None:
+    no such role) and ``bootstrap_seed`` (for the mean's interval)."""
 
     goal = (
         "Questions whose gold evidence is found as written but slips down or out of the "
@@ -161,6 +171,7 @@ class RetrievalGap(Probe[GapEvidence]):
         kinds: Sequence[str] = GAP_KINDS,
         targeted_terms: int = 3,
         recover: bool = True,
+        semantic_mode: str | None = "dense",
         bootstrap_seed: int = 0,
     ) -> None:
         if isinstance(kinds, str):
@@ -179,6 +190,11 @@ class RetrievalGap(Probe[GapEvidence]):
         if not isinstance(recover, bool):
             raise ValueError(f"retrieval_gap: recover must be true or false, got {recover!r}")
         self.recover = recover
+        if semantic_mode is not None and not isinstance(semantic_mode, str):
+            raise ValueError(
+                f"retrieval_gap: semantic_mode must be a mode name, got {semantic_mode!r}"
+            )
+        self.semantic_mode = semantic_mode
         self.bootstrap_seed = int(bootstrap_seed)
 
     def config(self) -> dict[str, Any]:
@@ -188,6 +204,7 @@ class RetrievalGap(Probe[GapEvidence]):
             "kinds": list(self.kinds),
             "targeted_terms": self.targeted_terms,
             "recover": self.recover,
+            "semantic_mode": self.semantic_mode,
             "bootstrap_seed": self.bootstrap_seed,
         }
 
@@ -207,13 +224,14 @@ class RetrievalGap(Probe[GapEvidence]):
                 )
             )
             for kind, text, extra in self._rewordings(question, ctx, idf):
+                mode = self.semantic_mode if kind == SEMANTIC else None
                 cases.append(
                     self.case(
                         question.id,
                         kind,
                         text,
                         expected=question.expected,
-                        variation=ctx.retrieval_variation(),
+                        variation=ctx.retrieval_variation(**_retrieval_mode(mode)),
                         meta={
                             "question_id": question.id,
                             "kind": kind,
@@ -247,6 +265,8 @@ class RetrievalGap(Probe[GapEvidence]):
             text = evidence_wording(question.question, evidence, rng)
             if text is not None:
                 out.append((EVIDENCE_WORDING, text, {}))
+        if self.recover and self.semantic_mode and Capability.RETRIEVAL in ctx.capabilities:
+            out.append((SEMANTIC, question.question, {}))
         return out
 
     # -- judge ----------------------------------------------------------------------------
@@ -319,7 +339,7 @@ class RetrievalGap(Probe[GapEvidence]):
         top_k: int,
     ) -> ProbeVerdict:
         """``held`` or ``gap``: the original found the gold evidence (module docstring)."""
-        roles = [r for r in others if records[r].case.meta.get("kind", r) != EVIDENCE_WORDING]
+        roles = [r for r in others if records[r].case.meta.get("kind", r) not in RECOVERY_KINDS]
         if not roles:
             evidence.unscored = "no paraphrase kind could change the question"
             return ProbeVerdict(None, evidence)
@@ -433,6 +453,11 @@ def _evidence_text(question: Case, ctx: ProbeContext) -> str:
     """The texts of the question's gold documents found in the corpus, joined."""
     docs = (ctx.document(d) for d in question.expected.evidence_doc_ids)
     return "\n".join(d.text for d in docs if d is not None)
+
+
+def _retrieval_mode(mode: str | None) -> dict[str, Any]:
+    """The ``retrieval_variation`` fields that switch the retrieval mode (none for None)."""
+    return {"retrieval": {"mode": mode}} if mode else {}
 
 
 def _why(record: CaseRecord) -> str:
