@@ -9,13 +9,13 @@ import pytest
 
 from probeguard.core.cases import Case, Expected
 from probeguard.core.documents import Document
-from probeguard.core.pipeline import PipelineOutput, RetrievedChunk, Variation
+from probeguard.core.pipeline import Capability, PipelineOutput, RetrievedChunk, Variation
 from probeguard.core.records import CaseError, CaseRecord
 from probeguard.nlp.paraphrase import EVIDENCE_WORDING, KINDS, TARGETED
 from probeguard.pipeline.config import ReferencePipelineConfig
 from probeguard.pipeline.reference import ReferencePipeline
 from probeguard.probes.base import PROBES, JudgeContext, ProbeContext, group_records
-from probeguard.probes.retrieval_gap import GAP_KINDS, OUTCOMES, RetrievalGap
+from probeguard.probes.retrieval_gap import GAP_KINDS, OUTCOMES, SEMANTIC, RetrievalGap
 from probeguard.runner.executor import Runner, RunnerConfig
 
 # Short policy texts whose questions use the documents' own wording: the synonym and jargon
@@ -130,6 +130,7 @@ def test_settings():
         "kinds": ["synonym"],
         "targeted_terms": 3,
         "recover": True,
+        "semantic_mode": "dense",
         "bootstrap_seed": 0,
     }
     assert RetrievalGap().kinds == GAP_KINDS == (*KINDS, TARGETED)
@@ -141,6 +142,8 @@ def test_settings():
         RetrievalGap(kinds=("synonym", "synonym"))
     with pytest.raises(ValueError, match="targeted_terms"):
         RetrievalGap(targeted_terms=-1)
+    with pytest.raises(ValueError, match="semantic_mode"):
+        RetrievalGap(semantic_mode=3)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="recover"):
         RetrievalGap(recover="yes")  # type: ignore[arg-type]
 
@@ -250,7 +253,7 @@ def test_unscored_groups_say_why():
     assert errored.failed is None and "PipelineCallError" in errored.evidence["unscored"]
     broken = _judge({"original": None, "synonym": _output("gold")})
     assert broken.failed is None and "'original' call failed" in broken.evidence["unscored"]
-    silent = _judge({"original": PipelineOutput(answer="a"), "synonym": _output("gold")})
+    silent = _judge({"original": PipelineOutput(answer="a"), "synonym": PipelineOutput(answer="b")})
     assert silent.failed is None and "no retrieved contexts" in silent.evidence["unscored"]
     alone = _judge({"original": _output("gold")})
     assert alone.failed is None and "no paraphrase" in alone.evidence["unscored"]
@@ -331,6 +334,13 @@ def test_a_gap_names_the_lexical_mechanism_and_a_held_group_none():
     assert held.outcome == "held" and probe.failure_mechanism(held, "retriever") is None
 
 
+def test_an_original_that_retrieves_nothing_is_a_miss_when_the_pipeline_reports_contexts():
+    # BM25 retrieves nothing for a question with no word in common with the corpus.
+    verdict = _judge({"original": PipelineOutput(answer="a"), "semantic": _output("gold")})
+    assert verdict.failed is True and verdict.evidence["outcome"] == "original_miss"
+    assert verdict.evidence["recovered_by"] == ["semantic"]
+
+
 def test_the_evidence_wording_rewording_does_not_count_in_a_gap():
     verdict = _judge(
         {
@@ -400,3 +410,79 @@ def test_targeted_rewording_aims_at_the_words_the_evidence_shares():
         # at least one anchor is gone, and the words that replaced it are not in the evidence
         assert any(a not in case.question.lower().split() for a in case.meta["anchors"])
         assert all(a in gold_text for a in case.meta["anchors"])
+
+
+# -- synonym-worded questions: original misses, recovered by the semantic retriever --------
+
+# The same facts asked in other words than the documents use (no word of a document's key
+# terms): BM25 misses several as written; the dense MiniLM retriever finds them.
+SYNONYM_WORDED = [
+    ("refunds", "How long has a shopper got to send back a purchase and be repaid?"),
+    ("staff-discount", "What reduction do workers receive on merchandise?"),
+    ("shipping", "How quickly is a parcel dispatched?"),
+    ("deletion", "How soon is my profile erased once I request it?"),
+    ("late-fee", "What penalty applies to overdue equipment hire?"),
+    ("leave", "How long is the time off for new parents?"),
+    ("repairs", "Is fixing damaged camping shelters free?"),
+    ("support", "Which telephone line reaches the help desk?"),
+    ("membership", "What is the monthly subscription price?"),
+    ("travel", "What lodging allowance do employees get on business trips?"),
+    ("price-match", "If something I purchased gets cheaper, am I reimbursed?"),
+    ("security", "Where should I forward a phishing message?"),
+]
+
+
+def run_synonym_worded(retriever: dict) -> tuple[list, object]:
+    docs, _ = corpus()
+    questions = [
+        Case(id=f"s{i:02d}", question=q, expected=Expected(answers=("x",), evidence_doc_ids=(d,)))
+        for i, (d, q) in enumerate(SYNONYM_WORDED)
+    ]
+    config = ReferencePipelineConfig(
+        retriever=retriever,
+        embedder={"name": "minilm"},
+        top_k=TOP_K,
+        chunker={"name": "tokens", "size": 128, "overlap": 32},
+    )
+    pipeline = ReferencePipeline(docs, config)
+    ctx = ProbeContext(
+        documents=tuple(docs),
+        questions=tuple(questions),
+        top_k=TOP_K,
+        capabilities=pipeline.capabilities,
+    )
+    probe = RetrievalGap()
+    cases = probe.generate(ctx)
+    result = Runner(pipeline, RunnerConfig(concurrency=2)).run(cases)
+    groups = group_records(result.records, probe.name)
+    verdicts = [probe.judge(g, recs, JudgeContext(ctx)) for g, recs in groups.items()]
+    return cases, probe.summarize(verdicts)
+
+
+def test_the_semantic_role_is_asked_only_of_a_pipeline_that_switches_retrieval():
+    without = RetrievalGap().generate(context())
+    assert SEMANTIC not in {c.meta["role"] for c in without}
+    docs, questions = corpus()
+    ctx = ProbeContext(
+        documents=tuple(docs),
+        questions=tuple(questions),
+        top_k=TOP_K,
+        capabilities=frozenset({Capability.RETRIEVAL}),
+    )
+    semantic = [c for c in RetrievalGap().generate(ctx) if c.meta["role"] == SEMANTIC]
+    assert len(semantic) == len(QUESTIONS)
+    assert all(c.variation.retrieval == {"mode": "dense"} for c in semantic)
+    assert all(c.question == c.meta["original"] for c in semantic)
+    assert not [
+        c for c in RetrievalGap(semantic_mode=None).generate(ctx) if c.meta["role"] == SEMANTIC
+    ]
+    assert not [c for c in RetrievalGap(recover=False).generate(ctx) if c.meta["role"] == SEMANTIC]
+
+
+def test_synonym_worded_questions_separate_bm25_from_dense():
+    _, weak = run_synonym_worded({"name": "bm25"})
+    _, dense = run_synonym_worded({"name": "dense"})
+    assert weak.failure_rate.n == dense.failure_rate.n == len(SYNONYM_WORDED)
+    assert weak.outcomes["original_miss"] >= len(SYNONYM_WORDED) // 2  # found by meaning only
+    assert weak.failure_rate.low > dense.failure_rate.high  # the intervals separate
+    assert weak.original_misses.value > dense.original_misses.value

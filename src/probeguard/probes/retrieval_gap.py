@@ -17,8 +17,10 @@ retrieved contexts.
 Rank of the gold evidence: ``gold_rank`` — the 1-based rank, among the retrieved *documents*
 (several chunks of one document count once), of the first gold document. A gold document
 absent from the top-k (``ProbeContext.top_k``) — including a variant that retrieved nothing at
-all — gets the penalty rank ``top_k + 1``. A group whose original question comes back with no
-retrieved contexts is unscored (the pipeline does not report them, or retrieved nothing).
+all — gets the penalty rank ``top_k + 1``; so does an original question that retrieved
+nothing while another call of its group retrieved something (a lexical retriever finds no word
+in common). A group in which no call reports retrieved contexts is unscored (the pipeline does
+not report them).
 
 Outcomes (``GapEvidence.outcome``):
 
@@ -78,69 +80,34 @@ from probeguard.probes.base import (
     names_setting,
     probe,
 )
-from probeguard.probes.models import EvidenceModel, ProbeEvidence, ProbeSummary
+from probeguard.probes.retrieval_gap_models import (
+    FAILING_OUTCOMES,
+    OUTCOMES,
+    GapEvidence,
+    GapSummary,
+    VariantRank,
+)
 from probeguard.stats import bootstrap_mean, wilson
 
-__all__ = ["GAP_KINDS", "GapEvidence", "GapSummary", "OUTCOMES", "RetrievalGap", "VariantRank"]
+__all__ = [
+    "GAP_KINDS",
+    "OUTCOMES",
+    "SEMANTIC",
+    "GapEvidence",
+    "GapSummary",
+    "RetrievalGap",
+    "VariantRank",
+]
 
 ORIGINAL = "original"
 GAP_KINDS: tuple[str, ...] = (*KINDS, TARGETED)
 """The kinds the probe can ask (the ``kinds`` setting): the rule-based ones and ``targeted``."""
-OUTCOMES: tuple[str, ...] = ("held", "gap", "original_miss", "original_miss_unrecovered")
-"""A group's outcomes (module docstring); ``gap`` and ``original_miss`` fail."""
-FAILING_OUTCOMES = frozenset({"gap", "original_miss"})
 SEMANTIC = "semantic"
 """The recovery role that retrieves the original question in ``semantic_mode``."""
 RECOVERY_KINDS = frozenset({EVIDENCE_WORDING, SEMANTIC})
 """Roles read only when the original misses (never in a gap's rank deltas)."""
 MECHANISM = "lexical_retrieval_miss"
 """The ``core.mechanisms`` id of a failure of this probe."""
-
-
-class VariantRank(EvidenceModel):
-    """The gold evidence's rank under one paraphrase."""
-
-    role: str
-    kind: str
-    text: str
-    rank: int
-    """Its rank among the retrieved documents; ``top_k + 1`` when it left the top-k."""
-    left_top_k: bool
-    delta: int
-    """``rank`` minus the original question's rank (``top_k + 1`` when the original missed)."""
-
-
-class GapEvidence(ProbeEvidence):
-    question_id: str | None = None
-    top_k: int | None = None
-    threshold: float = 1.0
-    """``rank_delta_threshold``."""
-    original_rank: int | None = None
-    outcome: str | None = None
-    """One of ``OUTCOMES`` (module docstring); None while the group cannot be judged."""
-    variants: list[VariantRank] = []
-    mean_delta: float | None = None
-    lost_by: list[str] = []
-    """Paraphrase kinds under which the gold evidence left the top-k."""
-    recovered_by: list[str] = []
-    """Kinds (or ``semantic``) whose call retrieved the gold evidence the original missed."""
-    anchors: list[str] = []
-    """The question's words that the ``targeted`` rewording aimed at (highest idf first)."""
-    reasons: list[str] = []
-
-
-class GapSummary(ProbeSummary):
-    mean_rank_delta: Estimate
-    """Bootstrap mean over held/gap groups of their mean rank delta."""
-    kind_gap_rates: dict[str, Estimate]
-    kind_mean_rank_delta: dict[str, Estimate]
-    kind_moved_rates: dict[str, Estimate]
-    """Per kind: the share of its variants under which the gold rank changed."""
-    original_misses: Estimate
-    """Share of groups with an answered original whose original missed the gold evidence."""
-    original_miss_recovered: Estimate
-    """Share of those original misses that a rewording recovered (scored as failures)."""
-    outcomes: dict[str, int]
 
 
 @probe("retrieval_gap")
@@ -287,11 +254,10 @@ class RetrievalGap(Probe[GapEvidence]):
             evidence.unscored = "no paraphrase kind could change the question"
             return ProbeVerdict(None, evidence)
         assert original.output is not None
-        if not original.output.retrieved:
-            # (A variant with nothing retrieved is a real miss: the pipeline reports contexts.)
-            evidence.unscored = (
-                "the pipeline reported no retrieved contexts for the original question"
-            )
+        if not any(r.output is not None and r.output.retrieved for r in records.values()):
+            # One call with contexts shows that the pipeline reports them: then a call with
+            # none (a lexical retriever with no word in common) is a real miss.
+            evidence.unscored = "the pipeline reported no retrieved contexts for any call"
             return ProbeVerdict(None, evidence)
         anchors = next(
             (r.case.meta.get("anchors") for r in records.values() if r.case.meta.get("anchors")),
