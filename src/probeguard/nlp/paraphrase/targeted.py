@@ -164,12 +164,12 @@ def targeted(
 
     table: dict[str, TableEntry] = {}
     for word in anchor_terms(question, evidence, idf):
+        if limit <= 0:
+            break
         cut = _cut(word, away, backwards=False)
         if cut:
             table.update(cut)
             limit -= 1
-        if limit <= 0:
-            break
     return substitute_with(question, table, rng) if table else None
 
 
