@@ -339,6 +339,7 @@ def test_an_original_that_retrieves_nothing_is_a_miss_when_the_pipeline_reports_
     verdict = _judge({"original": PipelineOutput(answer="a"), "semantic": _output("gold")})
     assert verdict.failed is True and verdict.evidence["outcome"] == "original_miss"
     assert verdict.evidence["recovered_by"] == ["semantic"]
+    assert "by dense retrieval of the question as written" in verdict.evidence["reasons"][0]
 
 
 def test_the_evidence_wording_rewording_does_not_count_in_a_gap():

@@ -361,11 +361,7 @@ class RetrievalGap(Probe[GapEvidence]):
             )
             return ProbeVerdict(None, evidence)
         evidence.outcome = "original_miss"
-        evidence.reasons = [
-            f"gold evidence missed by the original question but retrieved at rank {r.rank} "
-            f"under the {r.kind} rewording {r.text!r}"
-            for r in recovered
-        ]
+        evidence.reasons = [_recovery_reason(r, self.semantic_mode) for r in recovered]
         return ProbeVerdict(True, evidence)
 
     # -- attribution ------------------------------------------------------------------------
@@ -419,6 +415,16 @@ def _evidence_text(question: Case, ctx: ProbeContext) -> str:
     """The texts of the question's gold documents found in the corpus, joined."""
     docs = (ctx.document(d) for d in question.expected.evidence_doc_ids)
     return "\n".join(d.text for d in docs if d is not None)
+
+
+def _recovery_reason(row: VariantRank, mode: str | None) -> str:
+    """Why an original miss counts: which call found the gold evidence, at which rank."""
+    how = (
+        f"by {mode} retrieval of the question as written"
+        if row.kind == SEMANTIC
+        else f"under the {row.kind} rewording {row.text!r}"
+    )
+    return f"gold evidence missed by the original question but retrieved at rank {row.rank} {how}"
 
 
 def _retrieval_mode(mode: str | None) -> dict[str, Any]:
