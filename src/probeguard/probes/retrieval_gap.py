@@ -9,10 +9,10 @@ With ``recover`` on, two recovery roles are asked too, read only when the origin
 ``evidence_wording`` (the question's words reworded into the evidence's own) and, when the
 pipeline can switch its retrieval per call (``Capability.RETRIEVAL``), ``semantic`` (the
 question as written, retrieved in mode ``semantic_mode``, by default ``dense``: a semantic
-retriever over the same chunks). Each kind draws from
-its own seeded stream ``ctx.rng("retrieval_gap", question id, kind)``. All cases use the
-pipeline as configured, so the probe needs no capability; it needs the pipeline to report its
-retrieved contexts.
+retriever over the same chunks). Each kind draws from its own seeded stream
+``ctx.rng("retrieval_gap", question id, kind)``. Every other case uses the pipeline as
+configured, so the probe requires no capability (the semantic role is left out without one);
+it needs the pipeline to report its retrieved contexts.
 
 Rank of the gold evidence: ``gold_rank`` — the 1-based rank, among the retrieved *documents*
 (several chunks of one document count once), of the first gold document. A gold document
@@ -45,7 +45,8 @@ delta); per kind over those groups ``kind_gap_rates`` (the share of the kind's v
 lost the gold evidence or moved it by more than the threshold), ``kind_mean_rank_delta`` and
 ``kind_moved_rates`` (the share whose gold rank changed at all); ``original_misses`` (share of
 groups with an answered original whose original missed) and ``original_miss_recovered`` (share
-of those a rewording recovered); and ``outcomes`` (groups per outcome).
+of those a rewording or the semantic retriever recovered); and ``outcomes`` (groups per
+outcome). A failed group's mechanism is ``lexical_retrieval_miss`` (``failure_mechanism``).
 """
 
 from __future__ import annotations
