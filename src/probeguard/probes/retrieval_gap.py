@@ -36,9 +36,9 @@ Outcomes (``GapEvidence.outcome``):
   retrieval failure that says nothing about wording. Unscored, and counted in
   ``original_misses``.
 
-Errored cases follow the one rule (``Probe.deciding_error``): the original always decides; the
-variants decide unless the verdict is already a failure without them (a variant lost the gold
-evidence, or one recovered it). A group an errored case could decide is unscored.
+Errored cases follow the one rule (``Probe.errored_unscored``): every role can decide (the
+original; a variant that loses or recovers the gold evidence), so a group with an errored
+call is unscored, whatever the other calls show.
 
 ``summarize`` adds ``mean_rank_delta`` (bootstrap mean over held/gap groups of their mean
 delta); per kind over those groups ``kind_gap_rates`` (the share of the kind's variants that
@@ -247,8 +247,9 @@ class RetrievalGap(Probe[GapEvidence]):
         if original is None:
             evidence.unscored = "no record for the original question"
             return ProbeVerdict(None, evidence)
-        if self.deciding_error(records, (ORIGINAL,)):
-            evidence.unscored = f"the '{ORIGINAL}' call failed ({_why(original)})"
+        why = self.errored_unscored(records)
+        if why:
+            evidence.unscored = why
             return ProbeVerdict(None, evidence)
         others = [role for role in records if role != ORIGINAL]
         if not others:
@@ -312,13 +313,6 @@ class RetrievalGap(Probe[GapEvidence]):
             return ProbeVerdict(None, evidence)
         rows = self._rows(records, roles, base, top_k)
         lost = [r.kind for r in rows if r.left_top_k]
-        if self.deciding_error(records, () if lost else roles):
-            failed = [r for r in roles if records[r].output is None]
-            evidence.unscored = (
-                f"the '{failed[0]}' call failed ({_why(records[failed[0]])}) and no other "
-                "rewording lost the gold evidence"
-            )
-            return ProbeVerdict(None, evidence)
         mean_delta = sum(r.delta for r in rows) / len(rows)
         reasons: list[str] = []
         if mean_delta > self.rank_delta_threshold and len(rows) == len(roles):
@@ -347,13 +341,6 @@ class RetrievalGap(Probe[GapEvidence]):
         recovered = [r for r in rows if not r.left_top_k]
         evidence.variants = rows
         evidence.recovered_by = [r.kind for r in recovered]
-        if self.deciding_error(records, () if recovered else others):
-            failed = [r for r in others if records[r].output is None]
-            evidence.unscored = (
-                "gold evidence not retrieved for the original question and the "
-                f"'{failed[0]}' call that might recover it failed ({_why(records[failed[0]])})"
-            )
-            return ProbeVerdict(None, evidence)
         if not recovered:
             evidence.outcome = "original_miss_unrecovered"
             evidence.unscored = (
@@ -431,8 +418,3 @@ def _recovery_reason(row: VariantRank, mode: str | None) -> str:
 def _retrieval_mode(mode: str | None) -> dict[str, Any]:
     """The ``retrieval_variation`` fields that switch the retrieval mode (none for None)."""
     return {"retrieval": {"mode": mode}} if mode else {}
-
-
-def _why(record: CaseRecord) -> str:
-    err = record.error
-    return f"{err.type}: {err.message}" if err else "no output"
