@@ -65,8 +65,13 @@ def _conservative(size: int, overlap: int) -> dict[str, Any]:
     )
 
 
-def _reranked(name: str) -> dict[str, Any]:
-    return with_changes(reranker={"name": name})
+def _reranked(name: str, **changes: Any) -> dict[str, Any]:
+    return with_changes(reranker={"name": name}, **changes)
+
+
+ONE_SENTENCE = {"name": "extractive", "max_sentences": 1}
+"""An extractive generator quoting its single best sentence: with two, it quotes the current
+and the archived version side by side whatever their order, and ranking could not matter."""
 
 
 PAIRS: tuple[Pair, ...] = (
@@ -117,10 +122,15 @@ PAIRS: tuple[Pair, ...] = (
         "stale_boost",
         ("attack_types",),
         "stale_version_outranks",
-        _reranked("planted_stale_boost"),
-        _reranked("planted_identity"),
+        _reranked("planted_stale_boost", generator=ONE_SENTENCE),
+        _reranked(
+            "planted_identity", generator=ONE_SENTENCE, defences={"demote_archived": True}
+        ),
         settings={"generated": False, "types": ["temporal_conflict"]},
-        what="a re-ranker that puts archived versions first vs one that keeps BM25's order",
+        what=(
+            "a re-ranker that puts archived versions first vs archived-document demotion "
+            "(BM25 alone already ranks the shorter archived versions first on this corpus)"
+        ),
     ),
     Pair(
         "near_duplicate_poison",
