@@ -25,6 +25,7 @@ from pathlib import Path
 from benchmarks.planted.components import register
 from benchmarks.planted.measure import PairResult, measure_pair
 from benchmarks.planted.pairs import PAIRS, pair_named
+from probeguard.core.estimate import Estimate
 
 HEADER = (
     "| defect | probe | mechanism | defect rate [95% CI] | twin rate [95% CI] | separated "
@@ -32,13 +33,13 @@ HEADER = (
 )
 
 
-def _interval(e) -> str:  # type: ignore[no-untyped-def]
+def _interval(e: Estimate) -> str:
     if not e.defined:
         return f"n/a (n={e.n})"
     return f"{e.value:.3f} [{e.low:.3f}, {e.high:.3f}] n={e.n}"
 
 
-def _share(e) -> str:  # type: ignore[no-untyped-def]
+def _share(e: Estimate) -> str:
     if not e.defined:
         return f"n/a (0/{e.n})"
     return f"{e.value:.2f} ({round(e.value * e.n)}/{e.n})"
@@ -81,7 +82,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
-    results = []
+    results: list[PairResult] = []
     for pair in pairs:
         result = measure_pair(pair, out)
         print(f"{pair.name}: {result.wall_s:.1f} s", file=sys.stderr, flush=True)

@@ -65,8 +65,10 @@ class PairResult:
 
     @property
     def separated(self) -> bool:
-        return self.defect_rate.defined and self.twin_rate.defined and (
-            self.defect_rate.low > self.twin_rate.high
+        return (
+            self.defect_rate.defined
+            and self.twin_rate.defined
+            and (self.defect_rate.low > self.twin_rate.high)
         )
 
     @property
@@ -104,7 +106,9 @@ def target_probe(pair: Pair) -> str:
     raise KeyError(f"{pair.name}: none of {', '.join(pair.probes)} is registered")
 
 
-def scan_config(reference: Mapping[str, Any], probe: str, settings: Mapping[str, Any], cache: Path):
+def scan_config(
+    reference: Mapping[str, Any], probe: str, settings: Mapping[str, Any], cache: Path
+) -> ScanConfig:
     """The scan of one side: the suite's data, one probe (none for ``golden``), attribution."""
     enabled = [] if probe == "golden" else [probe]
     return ScanConfig.model_validate(

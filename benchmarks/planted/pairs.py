@@ -74,6 +74,11 @@ ONE_SENTENCE = {"name": "extractive", "max_sentences": 1}
 and the archived version side by side whatever their order, and ranking could not matter."""
 
 
+BOTH_HOPS = {"name": "extractive", "max_sentences": 4}
+"""An extractive generator quoting up to four sentences, so that a bridge question's answer
+sentence (in the second document) can be quoted beside the first hop's."""
+
+
 PAIRS: tuple[Pair, ...] = (
     Pair(
         "tiny_chunks",
@@ -123,9 +128,7 @@ PAIRS: tuple[Pair, ...] = (
         ("attack_types",),
         "stale_version_outranks",
         _reranked("planted_stale_boost", generator=ONE_SENTENCE),
-        _reranked(
-            "planted_identity", generator=ONE_SENTENCE, defences={"demote_archived": True}
-        ),
+        _reranked("planted_identity", generator=ONE_SENTENCE, defences={"demote_archived": True}),
         settings={"generated": False, "types": ["temporal_conflict"]},
         what=(
             "a re-ranker that puts archived versions first vs archived-document demotion "
@@ -163,10 +166,10 @@ PAIRS: tuple[Pair, ...] = (
         "top_k_multihop",
         ("golden",),
         "top_k_too_small",
-        with_changes(top_k=1),
-        with_changes(top_k=5),
+        with_changes(top_k=1, generator=BOTH_HOPS),
+        with_changes(top_k=5, generator=BOTH_HOPS),
         tag="multi-hop",
-        what="top-1 vs top-5 retrieval on two-document questions",
+        what="top-1 vs top-5 retrieval on two-document questions (extractive, 4 sentences)",
     ),
 )
 """The ten pairs, in table order."""

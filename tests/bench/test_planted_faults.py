@@ -17,6 +17,7 @@ from benchmarks.planted.components import whole_sentences  # noqa: E402
 from benchmarks.planted.measure import names, units  # noqa: E402
 from benchmarks.planted.pairs import PAIRS, pair_named  # noqa: E402
 from benchmarks.planted_faults import main  # noqa: E402
+
 from probeguard.core.mechanisms import MECHANISMS  # noqa: E402
 
 ROW_KEYS = {
