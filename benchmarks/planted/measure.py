@@ -137,14 +137,19 @@ def _resolved(reference: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def calibrated_bm25_gate(reference: Mapping[str, Any]) -> float:
-    """A BM25 ``min_score`` from the golden questions' top scores (``calibrate_gate``:
-    Youden-best between answerable and abstain questions), for the twin's gate."""
+    """A BM25 ``min_score`` for the twin's gate: ``calibrate_gate`` (Youden-best) between the
+    top scores of the answerable golden questions and of ``gate_calibration.jsonl``'s held-out
+    unanswerable ones (not the golden abstain questions, which the probe then measures)."""
     config = ReferencePipelineConfig.model_validate(_resolved(reference))
     pipeline = ReferencePipeline(load_corpus(DATA / "corpus.jsonl"), config).build()
-    scores: dict[bool, list[float]] = {True: [], False: []}
-    for case in load_questions(DATA / "questions.jsonl"):
-        output = pipeline.answer(case.question)
-        scores[case.expected.mode == "answer"].append(top_score(output))
+    answerable = [
+        c for c in load_questions(DATA / "questions.jsonl") if c.expected.mode == "answer"
+    ]
+    held_out = load_questions(DATA / "gate_calibration.jsonl")
+    scores = {
+        ok: [top_score(pipeline.answer(c.question)) for c in cases]
+        for ok, cases in ((True, answerable), (False, held_out))
+    }
     return calibrate_gate({"bm25": scores[True]}, {"bm25": scores[False]})["bm25"]
 
 
