@@ -29,8 +29,14 @@ sentence before it (one-step anaphora, as in the extractive generator)::
   ``cov ≥ support``, the opposite **polarity** of a predicate both hold ("are not
   refundable" vs "are refundable"; below).
 * **supported**: some sentence has ``cov ≥ support`` (default 0.75), every claim number and
-  date matched in it, every claim name in ``S_j ∪ P_j``, no conflict, and every negated
-  predicate of the claim in ``s_j`` (or, with ``P_j``, the sentence before it).
+  date matched in it, every claim name in ``S_j ∪ P_j``, no conflict, every negated
+  predicate of the claim in ``s_j`` (or, with ``P_j``, the sentence before it), and, for a
+  claim judged with its question ``q`` (``Q`` below) and not question-anchored, its *answer
+  words* ``A = T(c) − Q`` (comparative words aside: **Comparisons** checks them) covered as well: ``cov(A, s_j) ≥ support`` when ``A`` is not empty.
+  Words that echo the question say nothing the question did not; the words an answer adds
+  are what it asserts. So "The Southern Railway runs from Vienna to Graz and the border
+  with Slovenia at Spielfeld via a narrow gauge track." (HaluEval, hallucinated: 75% of its
+  words, all from the question) is not supported by the sentence that lacks "narrow".
 * **contradicted**: otherwise, when some *about* sentence has a conflict.
 * **unsupported**: otherwise; the evidence is the sentence of highest ``cov``.
 * **unscored**: ``T(c)`` is empty and the claim holds no number (of any kind) or date.
@@ -150,12 +156,14 @@ class OfflineJudge:
     idf-weighted support for a statement to be relevant to a question."""
 
     name = "offline"
-    version = 3
+    version = 4
     """Bumped when a rule changes verdicts. 2: years, ordinals, decades and numbers in
     brackets read alike in claim and context; dotted abbreviations one name; polarity read
     per predicate (module docstring), no longer from any negation cue in the clause that
     holds most of the claim's words. 3: a comparative claim needs
-    the comparison stated or, for time, the dates in the right order (module docstring)."""
+    the comparison stated or, for time, the dates in the right order (module docstring).
+    4: a claim judged with its question needs its answer words (those not in the question)
+    covered too."""
 
     accepts_question = True
     """``judge`` reads the question (question-anchored bare claims, module docstring)."""
@@ -254,6 +262,7 @@ class OfflineJudge:
         compared, order = comparatives(claim)
         ordered = time_order(claim, order, list(alts), every) if compared else None
         anchor = q if q and needs_anchor(claim, terms) else None
+        new = terms - q - compared if anchor is None else frozenset()
         if not terms and not claim_numbers(claim) and not date_mentions(claim):
             return Verdict(
                 "unscored",
@@ -295,6 +304,7 @@ class OfflineJudge:
                     conf.append("the context's dates put the compared things the other way")
                 elif compared and ordered is None:
                     p_ok = p_ok and compared <= word_stems(texts)
+            p_ok = p_ok and (not new or coverage(new, s) >= self.support)
             if conf:
                 if conflict is None or cov > conflict[0]:
                     conflict = (cov, s, "; ".join(conf))

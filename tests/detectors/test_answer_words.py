@@ -1,0 +1,52 @@
+"""The words an answer adds to its question must be covered (offline judge, module docstring
+"supported": answer words). Sentences from HaluEval QA (records 52 and 86 of
+``halueval/qa_one_turn.jsonl``)."""
+
+from probeguard.core.pipeline import Context
+from probeguard.detectors.offline_judge import OfflineJudge
+
+JUDGE = OfflineJudge()
+
+SOUTHERN = (
+    'The Southern Railway (German: "Südbahn" ) is a railway in Austria that runs from Vienna to '
+    "Graz and the border with Slovenia at Spielfeld via Semmering and Bruck an der Mur."
+)
+SEMMERING = (
+    'The Semmering railway (German: "Semmeringbahn" ) in Austria, which starts at Gloggnitz and '
+    "leads over the Semmering to Mürzzuschlag was the first mountain railway in Europe built "
+    "with a standard gauge track."
+)
+SOUTHERN_Q = (
+    "The Southern Railway runs from Vienna to Graz and the border with Slovenia at Spielfeld "
+    "via the first mountain railway built in Europe to use what kind of track?"
+)
+HAWLEY = (
+    "Richard Willis Hawley (born 17 January 1967) is an English guitarist, singer-songwriter "
+    "and producer."
+)
+HAWLEY_Q = "Which industry do Richard Hawley and Chicago's Catherine belong to?"
+
+
+def _labels(claim: str, question: str | None, *texts: str) -> list[str]:
+    ctxs = [Context(str(i), t) for i, t in enumerate(texts)]
+    return [v.label for v in JUDGE.judge([claim], ctxs, question=question).verdicts[0]]
+
+
+def test_echoing_the_question_does_not_support_the_answer():
+    # hallucinated: 75% of the claim's words, every one of them from the question
+    claim = (
+        "The Southern Railway runs from Vienna to Graz and the border with Slovenia at "
+        "Spielfeld via a narrow gauge track."
+    )
+    assert "supported" not in _labels(claim, SOUTHERN_Q, SOUTHERN, SEMMERING)
+    # without the question the words are only words: 75% is enough, as before
+    assert "supported" in _labels(claim, None, SOUTHERN, SEMMERING)
+    # the right answer's own words are in the context
+    assert "supported" in _labels("standard gauge track", SOUTHERN_Q, SOUTHERN, SEMMERING)
+
+
+def test_the_added_words_must_be_there_not_three_quarters_of_all_words():
+    # hallucinated: "film" is the answer and is nowhere in the context
+    claim = "Richard Hawley is a film producer."
+    assert _labels(claim, HAWLEY_Q, HAWLEY) == ["unsupported"]
+    assert _labels("Richard Hawley is a producer.", HAWLEY_Q, HAWLEY) == ["supported"]
