@@ -97,7 +97,10 @@ last (+1): each alternative's date is the first year of the first sentence of th
 that names it. Dates that put it the other way contradict it ("Pablo Trapero was born
 first." against "Pablo Trapero (Born 4 October 1971)" and "Aleksander Ford (born ...; 24
 November 1908 ...)"). Other comparisons ("Chelone has more species.", "... ranks higher.",
-"... is closer.") are unsupported unless stated: the judge orders no amounts.
+"... is closer.") are unsupported unless stated: the judge orders no amounts. So are
+*exclusive* claims (``EXCLUSIVE``: "only", "solely", "exclusively"; "not only" aside): "No,
+only the Grasshopper is a drink." also says the other thing is none, which "A grasshopper is
+a sweet, mint-flavored, after-dinner drink." does not state.
 
 ``score`` is the deciding sentence's ``cov``. Names are compared as stems, so a name missing
 from the chunk makes a claim unsupported, never contradicted: "We ship to Brazil" against
@@ -163,7 +166,7 @@ class OfflineJudge:
     holds most of the claim's words. 3: a comparative claim needs
     the comparison stated or, for time, the dates in the right order (module docstring).
     4: a claim judged with its question needs its answer words (those not in the question)
-    covered too."""
+    covered too; an exclusive claim ("only") needs the exclusion stated."""
 
     accepts_question = True
     """``judge`` reads the question (question-anchored bare claims, module docstring)."""
