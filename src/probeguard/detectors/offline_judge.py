@@ -102,6 +102,15 @@ November 1908 ...)"). Other comparisons ("Chelone has more species.", "... ranks
 only the Grasshopper is a drink." also says the other thing is none, which "A grasshopper is
 a sweet, mint-flavored, after-dinner drink." does not state.
 
+**Both.** A claim with "both" ("both of" aside) says its predicate of each of two things:
+the two it joins with "and", else the two its question joins with "and" (up to "both" or
+"the") or offers with "or" (``comparisons.both_things``). It is supported only when, besides
+the rules above, each thing holds in the judgment's sentences: some sentence names it (at
+least half of the name stems only that thing has) and covers the claim's words outside the
+things' names at ``cov ≥ support`` (``comparisons.each_holds``; like time order it reads
+every chunk, never their order). So "Both are American authors." for "Alan Furst and Lee
+Child are what?" is unsupported when Lee Child is "a British author".
+
 ``score`` is the deciding sentence's ``cov``. Names are compared as stems, so a name missing
 from the chunk makes a claim unsupported, never contradicted: "We ship to Brazil" against
 "We ship to Canada" is not a contradiction (both can be true). Paraphrase defeats it
@@ -127,7 +136,14 @@ from probeguard.detectors.anchoring import (
     question_words,
 )
 from probeguard.detectors.claims import AtomicClaim, is_bare
-from probeguard.detectors.comparisons import alternatives, comparatives, time_order, word_stems
+from probeguard.detectors.comparisons import (
+    alternatives,
+    both_things,
+    comparatives,
+    each_holds,
+    time_order,
+    word_stems,
+)
 from probeguard.detectors.judges import Judgment, Relevance, Verdict, as_contexts, claim_texts
 from probeguard.detectors.polarity import may_support, polarity_agrees, read_polarity
 from probeguard.detectors.sentences import (
@@ -166,7 +182,8 @@ class OfflineJudge:
     holds most of the claim's words. 3: a comparative claim needs
     the comparison stated or, for time, the dates in the right order (module docstring).
     4: a claim judged with its question needs its answer words (those not in the question)
-    covered too; an exclusive claim ("only") needs the exclusion stated."""
+    covered too; an exclusive claim ("only") needs the exclusion stated; a "both" claim
+    must hold of each thing."""
 
     accepts_question = True
     """``judge`` reads the question (question-anchored bare claims, module docstring)."""
@@ -229,8 +246,9 @@ class OfflineJudge:
         row_of: dict[str, tuple[Verdict, ...]] = {}
         for t in texts:
             if t not in row_of:
+                each = self._each(t, question, every)
                 row_of[t] = tuple(
-                    self._cell(t, c, s, q, b, every, alts)
+                    self._cell(t, c, s, q, b, every, alts, each)
                     for c, s, b in zip(ctxs, sentences, bridges)
                 )
         rows = tuple(row_of[t] for t in texts)
@@ -249,7 +267,14 @@ class OfflineJudge:
             question_words(question),
             every=sentences,
             alts=alternatives(question),
+            each=self._each(claim, question, sentences),
         )
+
+    def _each(self, claim: str, question: str | None, every: Sequence[Sentence]) -> bool:
+        """A "both" claim holds of each of its things in ``every`` (module docstring); True
+        for any other claim."""
+        things = both_things(claim, question)
+        return not things or each_holds(claim_terms(claim), things, every, self.support)
 
     def _cell(
         self,
@@ -260,6 +285,7 @@ class OfflineJudge:
         bridges: Sequence[Sentence] = (),
         every: Sequence[Sentence] = (),
         alts: Sequence[frozenset[str]] = (),
+        each: bool = True,
     ) -> Verdict:
         terms = claim_terms(claim)
         compared, order = comparatives(claim)
@@ -307,7 +333,7 @@ class OfflineJudge:
                     conf.append("the context's dates put the compared things the other way")
                 elif compared and ordered is None:
                     p_ok = p_ok and compared <= word_stems(texts)
-            p_ok = p_ok and (not new or coverage(new, s) >= self.support)
+            p_ok = p_ok and each and (not new or coverage(new, s) >= self.support)
             if conf:
                 if conflict is None or cov > conflict[0]:
                     conflict = (cov, s, "; ".join(conf))
