@@ -22,9 +22,10 @@ NAME = re.compile(r"\b[A-Z][\w'’-]*")
 
 FRAMING = frozenset(
     stem(w)
-    for w in "type kind sort name named called term form happen happened out along however".split()
+    for w in "type kind sort name named called term form happen happened out along however year".split()
 )
-"""Words that frame a question rather than say what it is about ("what *type* of ...")."""
+"""Words that frame a question rather than say what it is about ("what *type* of ...", "what
+*year* was ... born?": a sentence gives a year without the word)."""
 
 
 @lru_cache(maxsize=4096)
