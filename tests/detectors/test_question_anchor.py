@@ -122,23 +122,3 @@ def test_judges_without_the_question_get_bare_claims_written_with_it():
     j = judge_claims(_PlainJudge(), ["1774.", "Priestley published first."], [OXYGEN], PRIESTLEY_Q)
     assert _PlainJudge.seen == [f"{PRIESTLEY_Q} — 1774.", "Priestley published first."]
     assert j.claims == ("1774.", "Priestley published first.")
-
-
-# HaluEval QA, record 82: "year" frames the question, it is not what it is about.
-EPRIX = (
-    "The 33-lap race was won by e.Dams-Renault driver Sébastien Buemi, who started from the "
-    "seventh position."
-)
-BUEMI = (
-    "Sébastien Olivier Buemi (born 31 October 1988) is a Swiss professional racing driver, who "
-    "formerly competed for Scuderia Toro Rosso in Formula One."
-)
-EPRIX_Q = "What year was the winner of the 2016 Marrakesh ePrix born?"
-
-
-def test_year_is_a_framing_word_of_the_question():
-    ctxs = [Context("0", EPRIX), Context("1", BUEMI)]
-    labels = [v.label for v in JUDGE.judge(["1988"], ctxs, question=EPRIX_Q).verdicts[0]]
-    assert labels == ["unsupported", "supported"]
-    labels = [v.label for v in JUDGE.judge(["1990"], ctxs, question=EPRIX_Q).verdicts[0]]
-    assert "supported" not in labels

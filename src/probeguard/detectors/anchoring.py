@@ -22,10 +22,9 @@ NAME = re.compile(r"\b[A-Z][\w'’-]*")
 
 FRAMING = frozenset(
     stem(w)
-    for w in "type kind sort name named called term form happen happened out along however year".split()
+    for w in "type kind sort name named called term form happen happened out along however".split()
 )
-"""Words that frame a question rather than say what it is about ("what *type* of ...", "what
-*year* was ... born?": a sentence gives a year without the word)."""
+"""Words that frame a question rather than say what it is about ("what *type* of ...")."""
 
 
 @lru_cache(maxsize=4096)

@@ -185,7 +185,7 @@ class OfflineJudge:
     4: a claim judged with its question needs its answer words (those not in the question)
     covered too; an exclusive claim ("only") needs the exclusion stated; a "both" claim
     must hold of each thing; a claim's first word is a name when the next one is
-    capitalised too; "year" frames a question."""
+    capitalised too."""
 
     accepts_question = True
     """``judge`` reads the question (question-anchored bare claims, module docstring)."""
