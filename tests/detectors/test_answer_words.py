@@ -4,7 +4,7 @@
 
 from probeguard.core.pipeline import Context
 from probeguard.detectors.offline_judge import OfflineJudge
-from probeguard.detectors.sentences import claim_names
+from probeguard.detectors.sentences import claim_names, name_runs, names_in_order
 
 JUDGE = OfflineJudge()
 
@@ -70,3 +70,24 @@ def test_a_name_that_opens_the_claim_is_a_name():
     )
     # a capitalised first word alone is only the start of a sentence
     assert claim_names("Located in Chestnut Hill.") == frozenset({"chestnut", "hill"})
+
+
+TYNDALL = (
+    "Tyndall Air Force Base is a United States Air Force Base located 12 mi east of Panama "
+    "City, Florida."
+)
+
+
+def test_a_name_is_found_whole_and_in_order_not_word_by_word():
+    # HaluEval 394, hallucinated: every word is in the sentence, the name is not
+    assert JUDGE.judge_pair("Panama City Air Force Base.", TYNDALL).label == "unsupported"
+    assert JUDGE.judge_pair("Tyndall Air Force Base.", TYNDALL).label == "supported"
+    # a name may drop a middle name (HaluEval 86); quotes do not part a name
+    assert names_in_order("Richard Hawley is a producer.", [HAWLEY])
+    assert names_in_order("It was on the Billboard Hot 100.", ['the "Billboard" Hot 100'])
+    # the claim's first word is capitalised whatever it is (HaluEval 436)
+    assert names_in_order("Eastern North America.", ["native to eastern North America"])
+    assert name_runs("Both David Lee Roth and Cia Berg") == (
+        ("david", "lee", "roth"),
+        ("cia", "berg"),
+    )

@@ -38,6 +38,12 @@ sentence before it (one-step anaphora, as in the extractive generator)::
   are what it asserts. So "The Southern Railway runs from Vienna to Graz and the border
   with Slovenia at Spielfeld via a narrow gauge track." (HaluEval, hallucinated: 75% of its
   words, all from the question) is not supported by the sentence that lacks "narrow".
+  And every *name of several words* of the claim (its first word aside) is found in order
+  within one name of the sentence (``sentences.names_in_order``: a name is a run of
+  capitalised words parted by spaces, quotes or "&", "of"-like links inside): "Richard
+  Hawley" is within "Richard Willis Hawley", but "Panama City Air Force Base." (HaluEval,
+  hallucinated) is not within "Tyndall Air Force Base is ... located 12 mi east of Panama
+  City" although it holds every word.
 * **contradicted**: otherwise, when some *about* sentence has a conflict.
 * **unsupported**: otherwise; the evidence is the sentence of highest ``cov``.
 * **unscored**: ``T(c)`` is empty and the claim holds no number (of any kind) or date.
@@ -154,6 +160,7 @@ from probeguard.detectors.sentences import (
     claim_names,
     claim_terms,
     coverage,
+    names_in_order,
 )
 from probeguard.detectors.value_checks import claim_numbers, date_check, number_check
 from probeguard.nlp.mentions import (
@@ -185,7 +192,8 @@ class OfflineJudge:
     4: a claim judged with its question needs its answer words (those not in the question)
     covered too; an exclusive claim ("only") needs the exclusion stated; a "both" claim
     must hold of each thing; a claim's first word is a name when the next one is
-    capitalised too."""
+    capitalised too; a claim's names of several words are found, in order, within one
+    name of the sentence."""
 
     accepts_question = True
     """``judge`` reads the question (question-anchored bare claims, module docstring)."""
@@ -330,7 +338,7 @@ class OfflineJudge:
                     agrees = before if agrees is None or before is False else agrees
                 if agrees is False:
                     conf.append("the context states the opposite polarity")
-                p_ok = may_support(polarity, claim, texts)
+                p_ok = may_support(polarity, claim, texts) and names_in_order(claim, texts)
                 if ordered is False:
                     conf.append("the context's dates put the compared things the other way")
                 elif compared and ordered is None:
