@@ -91,3 +91,20 @@ def test_a_name_is_found_whole_and_in_order_not_word_by_word():
         ("david", "lee", "roth"),
         ("cia", "berg"),
     )
+
+
+WOPAT = (
+    'He is best known for his portrayal of Beauregard "Bo" Duke in the American television '
+    'action/comedy series "The Dukes of Hazzard", (opposite Tom Wopat and James Best). He '
+    'first achieved fame as Lucas K. "Luke" Duke on the long-running television action/comedy '
+    'series "The Dukes of Hazzard".'
+)
+WOPAT_Q = "Who achieved fame starring alongside John Richard Schneider in a television series?"
+
+
+def test_answer_words_are_stated_not_inherited_through_a_pronoun():
+    # HaluEval 280, hallucinated: "James Best" reaches the "He ..." sentence only through
+    # the pronoun, whose antecedent is John Schneider
+    assert _labels("James Best achieved fame.", WOPAT_Q, WOPAT) == ["unsupported"]
+    # without the question the anaphora rule is unchanged
+    assert _labels("James Best achieved fame.", None, WOPAT) == ["supported"]

@@ -33,7 +33,11 @@ sentence before it (one-step anaphora, as in the extractive generator)::
   date matched in it, every claim name in ``S_j ∪ P_j``, no conflict, every negated
   predicate of the claim in ``s_j`` (or, with ``P_j``, the sentence before it), and, for a
   claim judged with its question ``q`` (``Q`` below) and not question-anchored, its *answer
-  words* ``A = T(c) − Q`` (comparative words aside: **Comparisons** checks them) covered as well: ``cov(A, s_j) ≥ support`` when ``A`` is not empty.
+  words* ``A = T(c) − Q`` (comparative words aside: **Comparisons** checks them) stated in
+  the sentence itself: ``|A ∩ S_j| ≥ support·|A|`` when ``A`` is not empty (words inherited
+  through a pronoun, ``P_j``, belong to its antecedent, not to what the answer adds: "James
+  Best achieved fame." is not supported by "He first achieved fame as ... Luke Duke" after a
+  sentence naming James Best).
   Words that echo the question say nothing the question did not; the words an answer adds
   are what it asserts. So "The Southern Railway runs from Vienna to Graz and the border
   with Slovenia at Spielfeld via a narrow gauge track." (HaluEval, hallucinated: 75% of its
@@ -190,7 +194,7 @@ class OfflineJudge:
     holds most of the claim's words. 3: a comparative claim needs
     the comparison stated or, for time, the dates in the right order (module docstring).
     4: a claim judged with its question needs its answer words (those not in the question)
-    covered too; an exclusive claim ("only") needs the exclusion stated; a "both" claim
+    stated in the sentence; an exclusive claim ("only") needs the exclusion stated; a "both" claim
     must hold of each thing; a claim's first word is a name when the next one is
     capitalised too; a claim's names of several words are found, in order, within one
     name of the sentence."""
@@ -301,7 +305,7 @@ class OfflineJudge:
         compared, order = comparatives(claim)
         ordered = time_order(claim, order, list(alts), every) if compared else None
         anchor = q if q and needs_anchor(claim, terms) else None
-        new = terms - q - compared if anchor is None else frozenset()
+        new = terms - q - compared if q and anchor is None else frozenset()
         if not terms and not claim_numbers(claim) and not date_mentions(claim):
             return Verdict(
                 "unscored",
@@ -343,7 +347,7 @@ class OfflineJudge:
                     conf.append("the context's dates put the compared things the other way")
                 elif compared and ordered is None:
                     p_ok = p_ok and compared <= word_stems(texts)
-            p_ok = p_ok and each and (not new or coverage(new, s) >= self.support)
+            p_ok = p_ok and each and (not new or len(new & s.own) >= self.support * len(new))
             if conf:
                 if conflict is None or cov > conflict[0]:
                     conflict = (cov, s, "; ".join(conf))
