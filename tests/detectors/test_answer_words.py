@@ -4,7 +4,7 @@
 
 from probeguard.core.pipeline import Context
 from probeguard.detectors.offline_judge import OfflineJudge
-from probeguard.detectors.sentences import claim_names, name_runs, names_in_order
+from probeguard.detectors.sentences import name_runs, names_in_order
 
 JUDGE = OfflineJudge()
 
@@ -51,25 +51,6 @@ def test_the_added_words_must_be_there_not_three_quarters_of_all_words():
     claim = "Richard Hawley is a film producer."
     assert _labels(claim, HAWLEY_Q, HAWLEY) == ["unsupported"]
     assert _labels("Richard Hawley is a producer.", HAWLEY_Q, HAWLEY) == ["supported"]
-
-
-BOSTON = (
-    "Boston College (also referred to as BC) is a private Jesuit Catholic research university "
-    "located in the affluent village of Chestnut Hill, Massachusetts, United States, 6 mi west "
-    "of downtown Boston."
-)
-
-
-def test_a_name_that_opens_the_claim_is_a_name():
-    # HaluEval 62, hallucinated: "Stanford" opens the claim; it is still a name to find
-    claim = "Stanford University is located in Chestnut Hill."
-    assert "stanford" in claim_names(claim)
-    assert JUDGE.judge_pair(claim, BOSTON).label == "unsupported"
-    assert JUDGE.judge_pair("Boston College is located in Chestnut Hill.", BOSTON).label == (
-        "supported"
-    )
-    # a capitalised first word alone is only the start of a sentence
-    assert claim_names("Located in Chestnut Hill.") == frozenset({"chestnut", "hill"})
 
 
 TYNDALL = (

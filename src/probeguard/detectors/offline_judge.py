@@ -19,8 +19,7 @@ sentence before it (one-step anaphora, as in the extractive generator)::
   dates (a month or a day: ``date_mentions``) are compared field by field, and the year of a
   calendar date also matches a claim year.
 * **conflicts** of an *about* sentence that holds every capitalised name of the claim
-  (dates excluded, and the claim-initial word unless the next word is capitalised too:
-  "*Stanford* University"; names are ``words`` tokens, so "D.C." is one):
+  (claim-initial word and dates excluded; names are ``words`` tokens, so "D.C." is one):
   a claim number with no equal number in ``s_j`` (``same_number``: percent only equals
   percent, ordinal ordinal, decade decade) while ``s_j`` holds a different number of the same
   kind before the same unit word (the next content word: "45 days" vs "30 days";
@@ -194,10 +193,9 @@ class OfflineJudge:
     holds most of the claim's words. 3: a comparative claim needs
     the comparison stated or, for time, the dates in the right order (module docstring).
     4: a claim judged with its question needs its answer words (those not in the question)
-    stated in the sentence; an exclusive claim ("only") needs the exclusion stated; a "both" claim
-    must hold of each thing; a claim's first word is a name when the next one is
-    capitalised too; a claim's names of several words are found, in order, within one
-    name of the sentence."""
+    stated in the sentence; an exclusive claim ("only") needs the exclusion stated; a "both"
+    claim must hold of each thing; a claim's names of several words are found, in order,
+    within one name of the sentence."""
 
     accepts_question = True
     """``judge`` reads the question (question-anchored bare claims, module docstring)."""

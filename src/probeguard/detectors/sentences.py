@@ -33,13 +33,11 @@ def claim_terms(text: str) -> frozenset[str]:
 
 @lru_cache(maxsize=16384)
 def claim_names(text: str) -> frozenset[str]:
-    """Stems of capitalised words after the first word, outside dates, and of the first word
-    when the next word is capitalised too (a name of several words: "*Stanford* University is
-    located in Chestnut Hill."). The words are ``words``' tokens, as in the sentences' stems:
-    "D.C." is one name, "d.c"."""
+    """Stems of capitalised words after the first word, outside dates. The words are
+    ``words``' tokens, as in the sentences' stems: "D.C." is one name, "d.c"."""
     dates = [(d.start, d.end) for d in date_mentions(text)]
     first = re.match(r"\s*\S+", text)
-    skip = first.end() if first and not re.match(r"\s+[A-Z]", text[first.end() :]) else 0
+    skip = first.end() if first else 0
     out = set()
     for token, start, _ in word_spans(text):
         if not token[0].isupper() or start < skip or any(s <= start < e for s, e in dates):
