@@ -3,7 +3,7 @@ sentence about one of the compared things does not support a comparison. Sentenc
 HaluEval QA (records 31, 99) and XQuAD."""
 
 from probeguard.core.pipeline import Context
-from probeguard.detectors.comparisons import both_things, comparatives
+from probeguard.detectors.comparisons import both_things
 from probeguard.detectors.offline_judge import OfflineJudge
 
 JUDGE = OfflineJudge()
@@ -65,20 +65,6 @@ def test_comparative_words_in_names_or_bounds_compare_nothing():
     assert JUDGE.judge_pair("And There's More.", ctx).label == "supported"
     ctx = "The park has more than 300 species of birds."
     assert JUDGE.judge_pair("The park has more than 300 species.", ctx).label == "supported"
-
-
-GRASSHOPPER = "A grasshopper is a sweet, mint-flavored, after-dinner drink."
-DRINKS_Q = "Are Grasshopper and Sake bomb both types of drinks?"
-
-
-def test_exclusive_claim_needs_the_exclusion_stated():
-    # HaluEval 278, hallucinated: "only" says the sake bomb is no drink; nothing states that
-    claim = "No, only the Grasshopper is a drink."
-    assert JUDGE.judge_pair(claim, GRASSHOPPER, question=DRINKS_Q).label == "unsupported"
-    assert JUDGE.judge_pair("The Grasshopper is a drink.", GRASSHOPPER).label == "supported"
-    # "not only" includes, it excludes nothing
-    assert comparatives("It is not only sweet but also a drink.") == (frozenset(), 0)
-    assert comparatives("No, only the Grasshopper is a drink.") == (frozenset({"only"}), 0)
 
 
 FURST = "Alan Furst (born February 20, 1941) is an American author of historical spy novels."

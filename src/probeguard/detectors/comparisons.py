@@ -26,10 +26,6 @@ smallest bigger biggest greater greatest longer longest shorter shortest taller 
 closer closest nearer nearest farther farthest further furthest ranks""".split()
 )
 """Comparatives of amount, distance and rank: stated, or unsupported (no order check)."""
-EXCLUSIVE = frozenset("only solely exclusively".split())
-"""Exclusive qualifiers: "only X is a drink" also says the other things are not, which a
-sentence about X alone does not state; stated, or unsupported, like ``AMOUNT_ORDER``
-("not only" excepted: it includes)."""
 PAIR = r"(?:^|[,:]\s*|\b(?:is|are|was|were)\s+)([^,:?]+?)\s+{}\s+([^,:?]+?)(?=[?,.]|\s+(?:the|both)\s|$)"
 ALTERNATIVES = re.compile(PAIR.format("or"))
 CONJUNCTS = re.compile(PAIR.format("and"))
@@ -37,9 +33,8 @@ BOTH = re.compile(r"\bboth\b(?!\s+of\b)", re.IGNORECASE)
 
 
 def comparatives(claim: str) -> tuple[frozenset[str], int]:
-    """Stems of the comparative and exclusive words of ``claim`` and the time order it claims
-    (−1, +1, 0 when none): "more than 30" and "no more" bound a number or negate, they
-    compare nothing; "not only" excludes nothing."""
+    """Stems of the comparative words of ``claim`` and the time order it claims (−1, +1, 0
+    when none): "more than 30" and "no more" bound a number or negate, they compare nothing."""
     raw = TOKEN.findall(claim)
     ws = [w.lower() for w in raw]
     found, order = set(), 0
@@ -47,11 +42,9 @@ def comparatives(claim: str) -> tuple[frozenset[str], int]:
         nxt = ws[i + 1] if i + 1 < len(ws) else ""
         if w in ("more", "less", "fewer") and (nxt == "than" or (i and is_negation(ws[i - 1]))):
             continue
-        if w in EXCLUSIVE and i and (ws[i - 1] == "not" or ws[i - 1].endswith(("n't", "n’t"))):
-            continue
         if i and raw[i][0].isupper():  # part of a name or title: "And There's More"
             continue
-        if w in TIME_ORDER or w in AMOUNT_ORDER or w in EXCLUSIVE:
+        if w in TIME_ORDER or w in AMOUNT_ORDER:
             found.add(stem(w))
             order = order or TIME_ORDER.get(w, 0)
     return frozenset(found), order

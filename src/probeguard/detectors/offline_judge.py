@@ -107,10 +107,7 @@ last (+1): each alternative's date is the first year of the first sentence of th
 that names it. Dates that put it the other way contradict it ("Pablo Trapero was born
 first." against "Pablo Trapero (Born 4 October 1971)" and "Aleksander Ford (born ...; 24
 November 1908 ...)"). Other comparisons ("Chelone has more species.", "... ranks higher.",
-"... is closer.") are unsupported unless stated: the judge orders no amounts. So are
-*exclusive* claims (``EXCLUSIVE``: "only", "solely", "exclusively"; "not only" aside): "No,
-only the Grasshopper is a drink." also says the other thing is none, which "A grasshopper is
-a sweet, mint-flavored, after-dinner drink." does not state.
+"... is closer.") are unsupported unless stated: the judge orders no amounts.
 
 **Both.** A claim with "both" ("both of" aside) says its predicate of each of two things:
 the two it joins with "and", else the two its question joins with "and" (up to "both" or
@@ -193,9 +190,8 @@ class OfflineJudge:
     holds most of the claim's words. 3: a comparative claim needs
     the comparison stated or, for time, the dates in the right order (module docstring).
     4: a claim judged with its question needs its answer words (those not in the question)
-    stated in the sentence; an exclusive claim ("only") needs the exclusion stated; a "both"
-    claim must hold of each thing; a claim's names of several words are found, in order,
-    within one name of the sentence."""
+    stated in the sentence; a "both" claim must hold of each thing; a claim's names of
+    several words are found, in order, within one name of the sentence."""
 
     accepts_question = True
     """``judge`` reads the question (question-anchored bare claims, module docstring)."""
