@@ -3,8 +3,12 @@
 ``halueval/qa_one_turn.jsonl``)."""
 
 from probeguard.core.pipeline import Context
+from probeguard.detectors.claims import decompose, factual
+from probeguard.detectors.config import JudgeConfig
+from probeguard.detectors.factory import build_judges
 from probeguard.detectors.offline_judge import OfflineJudge
 from probeguard.detectors.sentences import name_runs, names_in_order
+from probeguard.metrics.standard import score_standard
 
 JUDGE = OfflineJudge()
 
@@ -89,3 +93,32 @@ def test_answer_words_are_stated_not_inherited_through_a_pronoun():
     assert _labels("James Best achieved fame.", WOPAT_Q, WOPAT) == ["unsupported"]
     # without the question the anaphora rule is unchanged
     assert _labels("James Best achieved fame.", None, WOPAT) == ["supported"]
+
+
+# The demo corpus (pol-data-retention) and golden question q11, with the extractive
+# generator's answer: the claim extractor puts "Customers" in place of the answer's "It".
+RETENTION = (
+    "This policy sets how long Kestrel Ridge Outfitters keeps customer and staff records. It "
+    "takes effect on 1 June 2024 and is owned by the Legal and Privacy team."
+)
+DELETION_Q = "If I ask for my account to be deleted, how long can it take?"
+
+
+def test_a_pronoun_the_claim_extractor_resolved_may_meet_the_contexts_pronoun():
+    claims = factual(
+        decompose("Customers can ask us to delete their account. It takes effect on 1 June 2024.")
+    )
+    assert claims[-1].text == "Customers takes effect on 1 June 2024." and claims[-1].resolved
+    judged = JUDGE.judge(claims, [Context("0", RETENTION)], question=DELETION_Q)
+    assert judged.verdicts[-1][0].label == "supported"
+    # the same words as a plain claim: "customer" reaches the sentence only through its "It"
+    assert _labels(claims[-1].text, DELETION_Q, RETENTION) == ["unsupported"]
+
+
+def test_score_standard_hands_the_judge_its_atomic_claims():
+    answer = "Customers can ask us to delete their account. It takes effect on 1 June 2024."
+    score = score_standard(
+        DELETION_Q, answer, [Context("0", RETENTION)], build_judges(JudgeConfig())
+    )
+    # the first claim is about another chunk; the resolved one is supported by this one
+    assert [row[0].label for row in score.judgment.verdicts] == ["unsupported", "supported"]

@@ -33,10 +33,12 @@ sentence before it (one-step anaphora, as in the extractive generator)::
   predicate of the claim in ``s_j`` (or, with ``P_j``, the sentence before it), and, for a
   claim judged with its question ``q`` (``Q`` below) and not question-anchored, its *answer
   words* ``A = T(c) − Q`` (comparative words aside: **Comparisons** checks them) stated in
-  the sentence itself: ``|A ∩ S_j| ≥ support·|A|`` when ``A`` is not empty (words inherited
-  through a pronoun, ``P_j``, belong to its antecedent, not to what the answer adds: "James
-  Best achieved fame." is not supported by "He first achieved fame as ... Luke Duke" after a
-  sentence naming James Best).
+  the sentence itself: ``|A ∩ (S_j ∪ (P_j ∩ R))| ≥ support·|A|`` when ``A`` is not empty,
+  ``R`` the stems of the subject the claim extractor put in place of the answer's own
+  pronoun (``AtomicClaim.resolved``; a pronoun meets a pronoun). Other words inherited
+  through a pronoun of the context belong to its antecedent, not to what the answer adds:
+  "James Best achieved fame." is not supported by "He first achieved fame as ... Luke
+  Duke" after a sentence naming James Best.
   Words that echo the question say nothing the question did not; the words an answer adds
   are what it asserts. So "The Southern Railway runs from Vienna to Graz and the border
   with Slovenia at Spielfeld via a narrow gauge track." (HaluEval, hallucinated: 75% of its
@@ -250,13 +252,18 @@ class OfflineJudge:
         )
         every = [s for chunk in sentences for s in chunk]
         alts = alternatives(question)
+        borrowed = {
+            c.text: claim_terms(c.resolved)
+            for c in claims
+            if isinstance(c, AtomicClaim) and c.resolved
+        }
         # a claim text given twice (an answer that restates its reference) is one row, judged once
         row_of: dict[str, tuple[Verdict, ...]] = {}
         for t in texts:
             if t not in row_of:
                 each = self._each(t, question, every)
                 row_of[t] = tuple(
-                    self._cell(t, c, s, q, b, every, alts, each)
+                    self._cell(t, c, s, q, b, every, alts, each, borrowed.get(t, frozenset()))
                     for c, s, b in zip(ctxs, sentences, bridges)
                 )
         rows = tuple(row_of[t] for t in texts)
@@ -294,6 +301,7 @@ class OfflineJudge:
         every: Sequence[Sentence] = (),
         alts: Sequence[frozenset[str]] = (),
         each: bool = True,
+        borrowed: frozenset[str] = frozenset(),
     ) -> Verdict:
         terms = claim_terms(claim)
         compared, order = comparatives(claim)
@@ -341,7 +349,8 @@ class OfflineJudge:
                     conf.append("the context's dates put the compared things the other way")
                 elif compared and ordered is None:
                     p_ok = p_ok and compared <= word_stems(texts)
-            p_ok = p_ok and each and (not new or len(new & s.own) >= self.support * len(new))
+            said = s.own | (s.inherited & borrowed)
+            p_ok = p_ok and each and (not new or len(new & said) >= self.support * len(new))
             if conf:
                 if conflict is None or cov > conflict[0]:
                     conflict = (cov, s, "; ".join(conf))
