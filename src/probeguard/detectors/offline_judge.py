@@ -73,8 +73,14 @@ numbers and dates are checked by rule). An anchored claim is *about* ``s_j`` whe
 another chunk than the answer: "What nationality was James Henry Miller's wife?" answered by
 "Peggy Seeger is an American folksinger"): a sentence ``b`` of another chunk with
 ``covq(b) ≥ anchor`` bridges to the chunk of ``s_j`` when a capitalised name of ``b`` outside
-``Q`` (the bridge entity; hyphenated names split) is among the chunk's stems; then ``covq(s_j)`` is taken
-over ``S_j ∪ B`` when that is higher. Bridges need the other chunks, so ``judge_pair`` has none; they depend on the set
+``Q`` (the bridge entity; hyphenated names split) is among the chunk's stems; so does a
+sentence ``b`` of the same chunk with ``covq(b) ≥ anchor`` (one document: "Mary Kathleen
+Turner ... is an American film and stage actress and director." lends its words to "Turner
+has won two Golden Globe Awards" for "... actress and director who has won how many Golden
+Globe Awards?"), unless ``b`` holds a value of the claim's kind itself
+(``anchoring.answers_itself``: a year for a year, a plain number for a plain number; then
+``b`` answers the question, and "1777" from the next sentence does not); then ``covq(s_j)``
+is taken over ``S_j ∪ B`` when that is higher. Bridges need the other chunks, so ``judge_pair`` has none; they depend on the set
 of chunks, never on their order. So "1774" for "When did Priestley recognise oxygen?" is
 supported by "Joseph Priestley recognised oxygen in 1774." and not by an unrelated sentence
 holding 1774, and "1985" is not contradicted by an unrelated "2007". Without a question (or
@@ -140,6 +146,7 @@ from probeguard.core.hashing import digest
 from probeguard.core.pipeline import Context
 from probeguard.detectors.anchoring import (
     anchored_coverage,
+    answers_itself,
     find_bridges,
     needs_anchor,
     question_words,
@@ -193,7 +200,8 @@ class OfflineJudge:
     the comparison stated or, for time, the dates in the right order (module docstring).
     4: a claim judged with its question needs its answer words (those not in the question)
     stated in the sentence; a "both" claim must hold of each thing; a claim's names of
-    several words are found, in order, within one name of the sentence."""
+    several words are found, in order, within one name of the sentence; a value answer is
+    anchored by the sentences of its own chunk too."""
 
     accepts_question = True
     """``judge`` reads the question (question-anchored bare claims, module docstring)."""
@@ -315,6 +323,7 @@ class OfflineJudge:
                 reason="the claim has no content words, numbers or dates",
             )
         names = claim_names(claim)
+        lent = [b for b in bridges if b not in sentences or not answers_itself(claim, b.text)]
         polarity = read_polarity(claim)
         best: tuple[float, Sentence] | None = None
         supported: tuple[float, Sentence] | None = None
@@ -324,7 +333,7 @@ class OfflineJudge:
             if anchor is None:
                 cov, about_q = own, True
             else:  # a bare claim: the sentence must also be about its question
-                covq = anchored_coverage(anchor, s, bridges)
+                covq = anchored_coverage(anchor, s, lent)
                 cov, about_q = min(own, covq), covq >= self.anchor
             if best is None or cov > best[0]:
                 best = (cov, s)
