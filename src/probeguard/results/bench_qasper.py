@@ -78,6 +78,8 @@ class QasperCondition(BaseModel):
     questions: int
     errors: int
     """Calls that failed (their measures are NaN: unscored)."""
+    refusals: JsonEstimate
+    """Wilson share of the answered questions (no error) whose answer is a refusal."""
     token_f1: JsonEstimate
     faithfulness: JsonEstimate
     ecs: JsonEstimate
@@ -104,6 +106,8 @@ class QasperRecord(BaseModel):
     question: str
     conditions: dict[str, str]
     answer: str
+    refused: bool
+    """The pipeline refused (its faithfulness is then NaN: no claims; its token F1 is 0)."""
     contexts: int
     token_f1: JsonFloat
     faithfulness: JsonFloat

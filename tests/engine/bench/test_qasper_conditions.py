@@ -193,6 +193,7 @@ def _record(condition: str, f: float, ecs: float, f1: float = 0.5) -> dict:
         "token_f1": f1,
         "faithfulness": f,
         "ecs": ecs,
+        "refused": math.isnan(f),
         "error": None,
     }
 
@@ -219,3 +220,4 @@ def test_condition_rows_count_the_silent_quadrant_and_leave_nan_unscored():
     assert (whole["silent"], whole["scored"], whole["questions"]) == (0, 1, 2)
     assert whole["faithfulness"]["n"] == 1 and whole["ecs"]["n"] == 2
     assert whole["ecs"]["value"] == pytest.approx(0.25)
+    assert (whole["refusals"]["value"], whole["refusals"]["n"]) == (0.5, 2)

@@ -183,6 +183,7 @@ def score_answer(q: QasperQuestion, output: PipelineOutput, judges: Judges) -> d
     scored = score_standard(q.question, answer, contexts, judges, golds=q.answers)
     return {
         "answer": output.answer,
+        "refused": output.refused,
         "contexts": len(contexts),
         "token_f1": scored.value("token_f1"),
         "faithfulness": scored.value("faithfulness"),
@@ -207,7 +208,8 @@ def _records(
         if rec.output is None:
             error = f"{rec.error.type}: {rec.error.message}" if rec.error else "no output"
             nan = math.nan
-            scores = {"answer": "", "contexts": 0, "token_f1": nan, "faithfulness": nan}
+            scores = {"answer": "", "refused": False, "contexts": 0, "token_f1": nan}
+            scores["faithfulness"] = nan
             out.append({**base, **scores, "ecs": nan, "error": error})
         else:
             out.append({**base, **score_answer(q, rec.output, judges), "error": None})

@@ -2,6 +2,7 @@
 records (measures defined in ``engine.bench.qasper``).
 
 Per (generator, experiment, condition), over the records that fall in the condition:
+``refusals`` is the Wilson share of refused answers among the calls that did not fail;
 ``token_f1``, ``faithfulness`` and ``ecs`` are means with a seeded percentile bootstrap 95%
 interval (``stats.bootstrap_mean``; NaN values are unscored and left out of n); the
 silent-failure quadrant is ``metrics.coverage.silent_failure_quadrant`` at
@@ -15,7 +16,7 @@ from typing import Any
 
 from probeguard.engine.bench.qasper_conditions import BOUNDARY, DISTRACTION, SPREAD
 from probeguard.metrics.coverage import silent_failure_quadrant
-from probeguard.stats import bootstrap_mean
+from probeguard.stats import bootstrap_mean, proportion
 
 __all__ = ["CONDITION_ORDER", "condition_row", "condition_rows"]
 
@@ -52,6 +53,9 @@ def condition_row(
         "condition": condition,
         "questions": len(records),
         "errors": sum(1 for r in records if r.get("error")),
+        "refusals": proportion(
+            [bool(r["refused"]) for r in records if not r.get("error")]
+        ).model_dump(),
         "token_f1": mean("token_f1"),
         "faithfulness": mean("faithfulness"),
         "ecs": mean("ecs"),
