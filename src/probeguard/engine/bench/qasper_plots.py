@@ -37,7 +37,19 @@ RC: dict[str, Any] = {
 }
 """The only style the plots use (module doc)."""
 _METADATA = {"png": {"Software": None}, "svg": {"Date": None}}
-_COLOURS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b")
+_COLOURS = (
+    "#1f77b4",
+    "#d62728",
+    "#2ca02c",
+    "#9467bd",
+    "#ff7f0e",
+    "#8c564b",
+    "#e377c2",
+    "#17becf",
+    "#bcbd22",
+    "#7f7f7f",
+)
+"""Matplotlib's tab10 in a fixed order (a colour per condition, cycled past ten)."""
 
 
 def _matplotlib() -> Any:
