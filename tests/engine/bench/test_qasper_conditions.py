@@ -1,5 +1,5 @@
-"""The QASPER bench's data rules and condition definitions on hand-made values
-(``engine.bench.qasper_data``, ``qasper_conditions``, ``qasper_summary``)."""
+"""The QASPER bench's data rules, condition definitions and scoring on hand-made values
+(``engine.bench.qasper_data``, ``qasper_conditions``, ``qasper_summary``, ``qasper``)."""
 
 from __future__ import annotations
 
@@ -10,6 +10,11 @@ import pytest
 
 from probeguard.core.documents import Chunk
 from probeguard.core.errors import InputError
+from probeguard.core.pipeline import PipelineOutput, RetrievedChunk
+from probeguard.core.records import CaseError, CaseRecord
+from probeguard.detectors.config import JudgeConfig
+from probeguard.detectors.factory import build_judges
+from probeguard.engine.bench.qasper import score_run, window_run
 from probeguard.engine.bench.qasper_conditions import (
     boundary_condition,
     distraction_pools,
@@ -221,3 +226,44 @@ def test_condition_rows_count_the_silent_quadrant_and_leave_nan_unscored():
     assert whole["faithfulness"]["n"] == 1 and whole["ecs"]["n"] == 2
     assert whole["ecs"]["value"] == pytest.approx(0.25)
     assert (whole["refusals"]["value"], whole["refusals"]["n"]) == (0.5, 2)
+
+
+def test_a_window_run_labels_conditions_and_a_failed_call_stays_unscored(tmp_path):
+    path = tmp_path / "q.jsonl"
+    path.write_text(json.dumps(_row()) + "\n", encoding="utf-8")
+    data = load_qasper(path)
+    usable = [q for q in data.questions if q.usable]
+    spec = window_run(data, usable, size=64, overlap=0, at=64)
+    (case,) = spec.cases
+    assert case.variation.retrieval == {"filters": {"paper": "1"}}
+    assert spec.conditions[case.id] == {
+        "chunk_size": "64",
+        "boundary": "whole",
+        "spread": "one_section",
+    }
+    # 17 tokens: at 16 the evidence paragraph's final "." falls in the second window
+    cut = window_run(data, usable, size=16, overlap=0, at=16).conditions[f"{usable[0].id}@16"]
+    assert cut["boundary"] == "straddles"
+    other = window_run(data, usable, size=32, overlap=0, at=64).conditions[f"{usable[0].id}@32"]
+    assert other == {"chunk_size": "32"}  # boundary and spread only at the chosen size
+    failed = CaseRecord(
+        case=case, call_key="k", error=CaseError(type="TimeoutError", message="slow")
+    )
+    (record,) = score_run(spec, "extractive", [failed], build_judges(JudgeConfig()))
+    assert record["error"] == "TimeoutError: slow"
+    assert all(math.isnan(record[k]) for k in ("token_f1", "faithfulness", "ecs"))
+    answered = CaseRecord(
+        case=case,
+        call_key="k",
+        output=PipelineOutput(
+            answer="It uses the method [1]",
+            retrieved=[
+                RetrievedChunk(chunk_id="c", doc_id="1", text="The method paragraph.", rank=1)
+            ],
+        ),
+    )
+    (record,) = score_run(spec, "extractive", [answered], build_judges(JudgeConfig()))
+    assert record["ecs"] == 1.0 and record["error"] is None
+    # SQuAD-normalised "it uses method" vs "method": 2·(1/3·1)/(1/3+1) = 0.5; with the "[1]"
+    # marker kept it would be 0.4
+    assert record["token_f1"] == pytest.approx(0.5)

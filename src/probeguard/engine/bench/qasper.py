@@ -89,6 +89,7 @@ __all__ = [
     "distraction_run",
     "run_qasper",
     "score_answer",
+    "score_run",
     "window_run",
     "write_qasper",
 ]
@@ -108,6 +109,15 @@ DEFINITIONS: dict[str, str] = {
 """Experiment → its conditions (the table's notes; ``qasper_conditions`` has the rules)."""
 FAITHFULNESS_ABOVE = 0.5
 ECS_BELOW = 0.5
+_UNSCORED: dict[str, Any] = {
+    "answer": "",
+    "refused": False,
+    "contexts": 0,
+    "token_f1": math.nan,
+    "faithfulness": math.nan,
+    "ecs": math.nan,
+}
+"""The measures of a failed call: every one NaN (unscored), never 0."""
 
 
 @dataclass(frozen=True)
@@ -191,9 +201,11 @@ def score_answer(q: QasperQuestion, output: PipelineOutput, judges: Judges) -> d
     }
 
 
-def _records(
+def score_run(
     spec: RunSpec, generator: str, done: Sequence[CaseRecord], judges: Judges
 ) -> list[dict[str, Any]]:
+    """One record per executed case: its question, conditions and ``score_answer``'s
+    measures, or every measure NaN with the error when the call failed."""
     out = []
     for rec in done:
         q = spec.questions[rec.case.id]
@@ -207,10 +219,7 @@ def _records(
         }
         if rec.output is None:
             error = f"{rec.error.type}: {rec.error.message}" if rec.error else "no output"
-            nan = math.nan
-            scores = {"answer": "", "refused": False, "contexts": 0, "token_f1": nan}
-            scores["faithfulness"] = nan
-            out.append({**base, **scores, "ecs": nan, "error": error})
+            out.append({**base, **_UNSCORED, "error": error})
         else:
             out.append({**base, **score_answer(q, rec.output, judges), "error": None})
     return out
@@ -236,11 +245,17 @@ def _check(generators: Sequence[str], retriever: str, embedder: str, sizes: Sequ
             f"unknown or no generator(s) {unknown}; known: {known}", field="generators"
         )
     if retriever not in BACKENDS:
-        raise InputError(f"unknown retriever {retriever!r}; known: {', '.join(BACKENDS)}")
+        raise InputError(
+            f"unknown retriever {retriever!r}; known: {', '.join(BACKENDS)}", field="retriever"
+        )
     if embedder not in EMBEDDERS:
-        raise InputError(f"unknown embedder {embedder!r}; known: {', '.join(EMBEDDERS)}")
+        raise InputError(
+            f"unknown embedder {embedder!r}; known: {', '.join(EMBEDDERS)}", field="embedder"
+        )
     if not sizes or any(s < 16 for s in sizes):
-        raise InputError(f"chunk sizes must be at least 16 tokens, got {list(sizes)}")
+        raise InputError(
+            f"chunk sizes must be at least 16 tokens, got {list(sizes)}", field="chunk_sizes"
+        )
 
 
 def run_qasper(
@@ -295,7 +310,7 @@ def run_qasper(
                     "errors": sum(r.error is not None for r in done.records),
                 }
             )
-            records += _records(spec, generator, done.records, judges)
+            records += score_run(spec, generator, done.records, judges)
     settings_dict = {
         "generators": {g: GENERATORS[g] for g in generators},
         "retriever": retriever,
