@@ -125,7 +125,7 @@ class QasperBench(ArtifactHeader):
     papers: int
     questions_in_file: int
     usable: int
-    """Answerable questions with text evidence (the ones run)."""
+    """Answerable questions with text evidence (``settings.limit``: the first N of them run)."""
     unanswerable: int
     no_text_evidence: int
     """Answerable, but the evidence is only figures/tables (or none)."""
