@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from probeguard.cli.bench_qasper import bench_qasper
 from probeguard.cli.common import fail, progress_bar
 from probeguard.core.artifacts import write_artifact
 from probeguard.core.errors import ProbeGuardError
@@ -274,3 +275,6 @@ def bench_judge(
     write_artifact(out_dir / "bench.json", result)
     click.echo(table)
     click.echo(f"table: {out_dir / 'bench.md'}; result: {out_dir / 'bench.json'}")
+
+
+bench.add_command(bench_qasper)

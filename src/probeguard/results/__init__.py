@@ -16,6 +16,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from probeguard.results.bench import JudgeBench, PoisonedRagBench
+from probeguard.results.bench_qasper import QasperBench
 from probeguard.results.eval import EvalArtifact
 from probeguard.results.fix import FixArtifact
 from probeguard.results.run import RunLog, RunSummary, load_run_log
@@ -28,6 +29,7 @@ __all__ = [
     "FixArtifact",
     "JudgeBench",
     "PoisonedRagBench",
+    "QasperBench",
     "RunLog",
     "RunSummary",
     "json_schema",
@@ -41,6 +43,7 @@ ARTIFACTS: dict[str, type[BaseModel]] = {
     "sweep": Comparison,
     "bench": PoisonedRagBench,
     "bench-judge": JudgeBench,
+    "bench-qasper": QasperBench,
 }
 """Artefact kind → its model."""
 
