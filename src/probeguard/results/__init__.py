@@ -1,6 +1,6 @@
 """The typed results a run saves and the reports render: ``run.json`` (``RunLog``),
 ``eval.json`` (``EvalArtifact``), ``fix.json`` (``FixArtifact``), ``comparison.json``
-(``Comparison``) and ``bench.json`` (``PoisonedRagBench``; ``JudgeBench`` for ``bench judge``). Each inherits the shared
+(``Comparison``) and ``bench.json`` (``PoisonedRagBench``; ``JudgeBench`` for ``bench judge``, ``JudgesBench`` for ``bench judges``). Each inherits the shared
 ``core.artifacts.ArtifactHeader``; ``ARTIFACTS`` maps each ``kind`` to its model (what
 ``probeguard schema KIND`` prints).
 
@@ -16,6 +16,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from probeguard.results.bench import JudgeBench, PoisonedRagBench
+from probeguard.results.bench_judges import JudgesBench
 from probeguard.results.eval import EvalArtifact
 from probeguard.results.fix import FixArtifact
 from probeguard.results.run import RunLog, RunSummary, load_run_log
@@ -27,6 +28,7 @@ __all__ = [
     "EvalArtifact",
     "FixArtifact",
     "JudgeBench",
+    "JudgesBench",
     "PoisonedRagBench",
     "RunLog",
     "RunSummary",
@@ -41,6 +43,7 @@ ARTIFACTS: dict[str, type[BaseModel]] = {
     "sweep": Comparison,
     "bench": PoisonedRagBench,
     "bench-judge": JudgeBench,
+    "bench-judges": JudgesBench,
 }
 """Artefact kind → its model."""
 
