@@ -52,9 +52,9 @@ from probeguard.results.bench_judges import (
     JudgeAnchor,
     JudgeDataset,
     JudgeRow,
-    JudgeScore,
     JudgesBench,
     JudgesBenchSettings,
+    JudgeScore,
     Skipped,
 )
 from probeguard.stats import balanced_accuracy, best_threshold, class_rates
