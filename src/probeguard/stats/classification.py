@@ -32,6 +32,8 @@ from probeguard.stats.estimate import wilson
 __all__ = ["ClassRates", "Confusion", "balanced_accuracy", "best_threshold", "class_rates"]
 
 NAN = math.nan
+Flags = Sequence[bool] | np.ndarray
+"""Booleans as a list or a numpy array."""
 
 
 @dataclass(frozen=True)
@@ -44,7 +46,7 @@ class Confusion:
     fn: int
 
     @classmethod
-    def of(cls, predicted: Sequence[bool], truth: Sequence[bool]) -> Confusion:
+    def of(cls, predicted: Flags, truth: Flags) -> Confusion:
         if len(predicted) != len(truth):
             raise ValueError(f"{len(predicted)} predictions for {len(truth)} labels")
         p = np.asarray(predicted, dtype=bool)
@@ -65,7 +67,7 @@ class Confusion:
         return (self.tp / pos + self.tn / neg) / 2
 
 
-def balanced_accuracy(predicted: Sequence[bool], truth: Sequence[bool]) -> float:
+def balanced_accuracy(predicted: Flags, truth: Flags) -> float:
     """BA of the module doc."""
     return Confusion.of(predicted, truth).balanced_accuracy
 
@@ -80,7 +82,7 @@ class ClassRates:
     recall_negative: Estimate
 
 
-def class_rates(predicted: Sequence[bool], truth: Sequence[bool]) -> ClassRates:
+def class_rates(predicted: Flags, truth: Flags) -> ClassRates:
     """Precision and recall of each class, with Wilson intervals."""
     c = Confusion.of(predicted, truth)
     return ClassRates(
@@ -91,7 +93,7 @@ def class_rates(predicted: Sequence[bool], truth: Sequence[bool]) -> ClassRates:
     )
 
 
-def best_threshold(scores: Sequence[float], truth: Sequence[bool]) -> float:
+def best_threshold(scores: Sequence[float] | np.ndarray, truth: Flags) -> float:
     """The dev threshold of the module doc; NaN when no score is defined or a class is
     absent among the scored."""
     s = np.asarray(scores, dtype=float)

@@ -153,7 +153,8 @@ def load_wice(path: Path, split: str) -> list[LabelledClaim]:
         sentences = [s.strip() for s in evidence if s.strip()]
         if not sentences:
             raise InputError("no evidence sentence", file=str(path), line=line, field="evidence")
-        meta = row.get("meta") if isinstance(row.get("meta"), dict) else {}
+        meta = row.get("meta")
+        meta = meta if isinstance(meta, dict) else {}
         rid = f"wice-{meta.get('id') or f'{split}{line}'}"
         out.append(
             LabelledClaim(

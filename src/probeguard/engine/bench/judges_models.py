@@ -131,6 +131,10 @@ class SmolJudge(LlmJudge):
         self.generator = cast(OpenAICompatibleGenerator, _AsyncChat(generator))
 
 
+def _scorer(judge: Judge, one_passage: bool) -> Callable[[LabelledClaim], float]:
+    return lambda record: judged_score(judge, record, one_passage=one_passage)
+
+
 def _llm_missing(config: LlmJudgeConfig, environ: Mapping[str, str]) -> str | None:
     if config.base_url != _DEFAULT_LLM_URL:
         return None
@@ -244,7 +248,7 @@ def build_specs(
         specs.append(
             JudgeSpec(
                 name,
-                lambda r, j=judge, one=one: judged_score(j, r, one_passage=one),
+                _scorer(judge, one),
                 limit=smollm2_limit if one else None,
                 describe=f"{judge.name} {judge.fingerprint()}",
             )
