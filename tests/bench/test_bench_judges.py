@@ -245,9 +245,16 @@ def test_offline_end_to_end_is_deterministic_and_lists_skips(data: Path):
 def test_absent_data_is_a_clear_error_or_a_skipped_dataset(tmp_path: Path, data: Path):
     with pytest.raises(InputError, match="PROBEGUARD_SHARED_DATA"):
         run_judges(tmp_path / "nowhere", judges=["offline"], environ={})
+    full = run_judges(data, judges=["offline"], resamples=20, environ={})
     (data / "begin" / "begin_test_wow.tsv").unlink()
     result = run_judges(data, judges=["offline"], resamples=20, environ={})
     assert [s.name for s in result.skipped_datasets] == ["begin"]
+    # the other datasets' splits and rows do not depend on which datasets were found
+    kept = [s for s in _timeless(full)["scores"] if s["dataset"] != "begin"]
+    assert kept == _timeless(result)["scores"]
+    assert [r for r in _timeless(full)["rows"] if r["dataset"] != "begin"] == _timeless(result)[
+        "rows"
+    ]
     assert "begin_test_wow.tsv" in result.skipped_datasets[0].reason
     out = CliRunner().invoke(cli, ["bench", "judges", "--data-dir", str(tmp_path / "nowhere")])
     assert out.exit_code == 0 and out.output.startswith("skipped:")

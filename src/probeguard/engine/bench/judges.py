@@ -17,7 +17,7 @@ Intervals on balanced accuracy and AUROC: a 95% percentile bootstrap over test r
 resamples clusters (``engine.bench.judge.cluster_bootstrap``: a HaluEval question's two
 answers move together; elsewhere a cluster is one record), ``resamples`` draws from a
 generator seeded by (seed, crc32 of "dataset/judge"), so a row does not depend on which other
-judges ran. Limits: ``limit`` records per split and dataset for every row; SmolLM2 at most
+judges ran; each dataset's order and split likewise by (seed, crc32 of its name). Limits: ``limit`` records per split and dataset for every row; SmolLM2 at most
 ``smollm2_limit`` (a stratified seeded prefix of the same order, so its records are a subset
 of the others').
 """
@@ -78,6 +78,12 @@ Progress = Callable[[str, int, int], None]
 
 def _cap(a: int | None, b: int | None) -> int | None:
     return b if a is None else a if b is None else min(a, b)
+
+
+def _rng(seed: int, key: str) -> np.random.Generator:
+    """A generator for one purpose: seeded by (seed, crc32(key)), so one dataset's split or
+    one row's intervals do not depend on what else ran."""
+    return np.random.default_rng([seed, zlib.crc32(key.encode())])
 
 
 def _bootstrap(
@@ -174,7 +180,7 @@ def _run_set(
     dev, test = take(s.dev, cap), take(s.test, cap)
     values, seconds = _score(spec, dev + test, progress)
     dev_pairs, test_pairs = list(zip(dev, values[: len(dev)])), list(zip(test, values[len(dev) :]))
-    rng = np.random.default_rng([seed, zlib.crc32(f"{s.name}/{spec.name}".encode())])
+    rng = _rng(seed, f"{s.name}/{spec.name}")
     row = measure(
         spec.name,
         spec.kind,
@@ -219,7 +225,6 @@ def run_judges(
         )
     except ValueError as exc:
         raise InputError(str(exc), field="judges") from None
-    rng = np.random.default_rng(seed)
     sets, skipped_sets = [], []
     for name in DATASETS:
         missing = missing_files(data_dir, name)
@@ -228,7 +233,7 @@ def run_judges(
                 Skipped(name=name, reason="not found: " + ", ".join(str(p) for p in missing))
             )
             continue
-        sets.append(load_judge_set(data_dir, name, rng))
+        sets.append(load_judge_set(data_dir, name, _rng(seed, name)))
     if not sets:
         raise InputError(
             f"no judge benchmark data under {data_dir} (set PROBEGUARD_SHARED_DATA to the "
