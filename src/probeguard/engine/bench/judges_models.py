@@ -19,7 +19,8 @@ Judges (``--judges``):
   judges among offline, llm and nli; skipped when fewer than two are available.
 - ``smollm2``: the LLM judge's prompts and parsing (``LlmJudge``, ``mode="pair"``, one
   format retry) answered by SmolLM2-135M-Instruct through llama.cpp instead of HTTP; the
-  contexts are joined into one passage that the generator cuts to its window (n_ctx 2048).
+  contexts are joined into one passage that the generator cuts to its window (n_ctx 2048;
+  one decoding thread).
   Skipped without cyllama or the weights.
 
 Baseline ``token_overlap`` = |content words of the claim found among the contexts' content
@@ -64,7 +65,7 @@ __all__ = [
 
 JUDGE_NAMES = ("offline", "smollm2", "llm", "consensus", "nli")
 BASELINE = "token_overlap"
-SMOLLM2_SETTINGS: dict[str, Any] = {"max_tokens": 96, "n_ctx": 2048}
+SMOLLM2_SETTINGS: dict[str, Any] = {"max_tokens": 96, "n_ctx": 2048, "threads": 1}
 NAN = math.nan
 _DEFAULT_LLM_URL = LlmJudgeConfig().base_url
 
