@@ -395,8 +395,8 @@ def fix_command(
 @click.argument("kind", required=False, default="run", type=click.Choice(list(ARTIFACTS)))
 def schema(kind: str) -> None:
     """Print the JSON schema of an artefact: run (run.json, the default), eval (eval.json),
-    fix (fix.json), sweep (comparison.json), bench (bench poisonedrag's bench.json) or
-    bench-judge (bench judge's bench.json)."""
+    fix (fix.json), sweep (comparison.json), bench (bench poisonedrag's bench.json),
+    bench-judge (bench judge's bench.json) or bench-judges (bench judges' bench.json)."""
 
     click.echo(json.dumps(json_schema(kind), indent=2, sort_keys=True))
 

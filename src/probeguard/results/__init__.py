@@ -1,6 +1,6 @@
 """The typed results a run saves and the reports render: ``run.json`` (``RunLog``),
 ``eval.json`` (``EvalArtifact``), ``fix.json`` (``FixArtifact``), ``comparison.json``
-(``Comparison``) and ``bench.json`` (``PoisonedRagBench``; ``JudgeBench`` for ``bench judge``). Each inherits the shared
+(``Comparison``) and ``bench.json`` (``PoisonedRagBench``; ``JudgeBench`` for ``bench judge``, ``JudgesBench`` for ``bench judges``). Each inherits the shared
 ``core.artifacts.ArtifactHeader``; ``ARTIFACTS`` maps each ``kind`` to its model (what
 ``probeguard schema KIND`` prints).
 
@@ -16,6 +16,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from probeguard.results.bench import JudgeBench, PoisonedRagBench
+from probeguard.results.bench_judges import JudgesBench
 from probeguard.results.bench_qasper import QasperBench
 from probeguard.results.eval import EvalArtifact
 from probeguard.results.fix import FixArtifact
@@ -28,6 +29,7 @@ __all__ = [
     "EvalArtifact",
     "FixArtifact",
     "JudgeBench",
+    "JudgesBench",
     "PoisonedRagBench",
     "QasperBench",
     "RunLog",
@@ -44,6 +46,7 @@ ARTIFACTS: dict[str, type[BaseModel]] = {
     "bench": PoisonedRagBench,
     "bench-judge": JudgeBench,
     "bench-qasper": QasperBench,
+    "bench-judges": JudgesBench,
 }
 """Artefact kind → its model."""
 
