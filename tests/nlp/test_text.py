@@ -93,6 +93,14 @@ ONE_SENTENCE_CASES = [
     "One. Two.",
     "Price $3.50 for U.S. buyers",
     "Arthur's Magazine (1844\u20131846) was a periodical.",
+    'Allison Beth "Allie" Goertz (born March 2, 1991) is an American musician.',
+    "John Charles Layfield ( born November 29, 1966 ), better known as JBL.",
+    "Layfield (born 1966 ), better known.",
+    "Ruled Annam (Dai Viet) (in 1288) crushed the Mongols.",
+    "He was born (in Paris) The next year.",
+    "Paris (France).",
+    "Paris (France)",
+    "Two words (a long aside that runs on and on past forty-five characters) end.",
     "First; second",
     "A line\nanother line",
     "Carriage\rreturn",
@@ -154,6 +162,50 @@ def test_the_fast_path_matches_syntok_on_random_texts():
             taken += 1
             assert quick == text_module._segment_syntok(text), repr(text)
     assert taken > 300  # the property was exercised
+
+
+def test_the_fast_path_takes_short_parentheses_syntok_skips():
+    text = 'Allison Beth "Allie" Goertz (born March 2, 1991) is an American musician.'
+    assert text_module._one_sentence(text) == ((0, len(text)),)
+    assert text_module._one_sentence("Ruled by Annam (Dai Viet), then (1288) by Tran.") is not None
+    for text in (
+        "Layfield ( born 1966 ), better known.",  # " )," is one syntok token: left open
+        "Layfield (born 1966 ), better known.",
+        "Paris (France) is (in Europe) (and big).",  # a bracket right after a bracket
+        "Paris(France) is big.",
+        "(Aside) Paris is big.",
+        "Paris (France) is big. Next.",
+        "Two words (a long aside that runs on and on past forty-five characters) end.",
+    ):
+        assert text_module._one_sentence(text) is None, text
+
+
+def test_the_fast_path_matches_syntok_on_random_parenthesised_texts():
+    import random
+
+    rng = random.Random(19)
+    vocabulary = (
+        "the The He It In Mr Dr No no I IV x A b St Jan 1991 3rd Paris born \u00fcber".split()
+    )
+    vocabulary += ["\u2014", "-", "'s", '"Allie"', "%", "$5", "&", ":", "a-b", "Co", "WWE", "1,000"]
+    gaps = [" ", " ", ", ", " - ", "  ", "\u00a0", ": "]
+
+    def words(n: int) -> str:
+        return "".join(rng.choice(vocabulary) + rng.choice(gaps) for _ in range(n)).rstrip()
+
+    taken = 0
+    for _ in range(6000):
+        parts = [words(rng.randint(1, 5))]
+        for _ in range(rng.randint(1, 3)):
+            left, right = rng.choice([" (", " (", "(", " ( "]), rng.choice([")", ")", " )"])
+            after = rng.choice([" ", ", ", "", ",", " ,", " ("])
+            parts.append(left + words(rng.randint(1, 6)) + right + after + words(rng.randint(0, 4)))
+        text = "".join(parts) + rng.choice([".", "!", "?", "", " ."])
+        quick = text_module._one_sentence(text)
+        if quick is not None:
+            taken += 1
+            assert quick == text_module._segment_syntok(text), repr(text)
+    assert taken > 100  # the property was exercised
 
 
 # -- word memos -----------------------------------------------------------------------------------

@@ -67,16 +67,67 @@ _SYNTOK_BREAKS = frozenset(
     "\n\r"
 )
 _PLAIN_FINAL = frozenset(".!?")
+_SYNTOK_BRACKETS = frozenset(
+    "([{\uff5f\uff5b\uff3b\uff08\ufe5d\ufe5b\ufe59\ufd3e\u301a\u3018\u2985\u2983\u2329"
+    ")]}\uff60\uff5d\uff3d\uff09\ufe5e\ufe5c\ufe5a\ufd3f\u301b\u3019\u2986\u2984\u232a"
+)
+_SHORT_PARENTHESIS = 45
+"""At most this many characters inside a "(...)" the fast path reads: then the bracket spans
+at most 47 characters and 47 tokens, under syntok's ``max_bracket_skipping_length`` (70)
+and its 50-token look-ahead, so syntok skips it whatever it holds."""
+
+
+def _skipped_parentheses(body: str) -> bool:
+    """True when every "(" of ``body`` opens a bracket syntok's ``InnerToken`` state skips as
+    part of the sentence (1.4.4, ``State._skip_bracketed_text``): at least two
+    whitespace-separated words before the first "(" (so ``FirstToken`` never sees it), each
+    "(" closed by a ")" within ``_SHORT_PARENTHESIS`` characters with no bracket of any kind
+    in between, both brackets standalone tokens (whitespace before "(", a letter or digit
+    right after it and right before ")", and after ")" whitespace, a comma or the end: syntok's
+    tokenizer glues " )," into one token, which leaves the bracket open), and no "(" right
+    after a ")" (after a skipped bracket syntok looks at the next token: a word or a final
+    terminal is read as in a plain sentence)."""
+    first = body.find("(")
+    if len(body[:first].split()) < 2:
+        return False
+    while first >= 0:
+        close = body.find(")", first + 1)
+        if close < 0 or close - first - 1 > _SHORT_PARENTHESIS:
+            return False
+        if not _SYNTOK_BRACKETS.isdisjoint(body[first + 1 : close]):
+            return False
+        if not _standalone(body, first, close):
+            return False
+        if body[close + 1 :].lstrip(_SYNTOK_SPACES).startswith("("):
+            return False
+        first = body.find("(", close + 1)
+    return True
+
+
+def _standalone(body: str, first: int, close: int) -> bool:
+    """The "(" at ``first`` and the ")" at ``close`` are tokens of their own (see above)."""
+    after = body[close + 1 : close + 2]
+    return (
+        first > 0
+        and body[first - 1] in _SYNTOK_SPACES
+        and body[first + 1].isalnum()
+        and body[close - 1].isalnum()
+        and (not after or after in _SYNTOK_SPACES or after == "," or close + 2 == len(body))
+    )
 
 
 def _one_sentence(text: str) -> tuple[tuple[int, int], ...] | None:
-    """The spans syntok gives ``text`` when it surely holds at most one sentence (see above);
-    None when syntok must decide."""
+    """The spans syntok gives ``text`` when it surely holds at most one sentence (see above:
+    no break before its last character but short parentheses syntok skips,
+    ``_skipped_parentheses``); None when syntok must decide."""
     body = text.strip(_SYNTOK_SPACES)
     if not body:
         return () if "\n" not in text and "\r" not in text else None
+    if "\n" in text or "\r" in text:
+        return None
     inner = body[:-1] if body[-1] in _PLAIN_FINAL else body
-    if not _SYNTOK_BREAKS.isdisjoint(inner) or "\n" in text or "\r" in text:
+    breaks = _SYNTOK_BREAKS.intersection(inner)
+    if breaks and (breaks != {"("} or not _skipped_parentheses(body)):
         return None
     start = len(text) - len(text.lstrip(_SYNTOK_SPACES))
     return ((start, start + len(body)),)
