@@ -99,6 +99,13 @@ ONE_SENTENCE_CASES = [
     "Ruled Annam (Dai Viet) (in 1288) crushed the Mongols.",
     "He was born (in Paris) The next year.",
     "Paris (France).",
+    "The 6.213 km long track (over 1.2 km) was built in 1.5m units, v1.2.",
+    "A rise of 3.5% a.1 x.2y \u00b2.3 then.",
+    "Prices fell 5.. then rose",
+    "Versions 1. and 2 differ",
+    "It holds .5 litres",
+    "camel.Case b.C 3.A words",
+    "Arabic \u0661.\u0662 digits",
     "Paris (France)",
     "Two words (a long aside that runs on and on past forty-five characters) end.",
     "First; second",
@@ -180,6 +187,13 @@ def test_the_fast_path_takes_short_parentheses_syntok_skips():
         assert text_module._one_sentence(text) is None, text
 
 
+def test_the_fast_path_takes_dots_inside_numbers():
+    text = "The 6.213 km long track (over 1.2 km) is 1.5m wide."
+    assert text_module._one_sentence(text) == ((0, len(text)),)
+    for text in ("Versions 1. and 2 differ", "It holds .5 litres", "U.S. Army", "b.C too"):
+        assert text_module._one_sentence(text) is None, text
+
+
 def test_the_fast_path_matches_syntok_on_random_parenthesised_texts():
     import random
 
@@ -188,6 +202,7 @@ def test_the_fast_path_matches_syntok_on_random_parenthesised_texts():
         "the The He It In Mr Dr No no I IV x A b St Jan 1991 3rd Paris born \u00fcber".split()
     )
     vocabulary += ["\u2014", "-", "'s", '"Allie"', "%", "$5", "&", ":", "a-b", "Co", "WWE", "1,000"]
+    vocabulary += ["1.5", "6.213m", "v1.2", "a.1", "b.C", "3.A", "1.", ".5", "U.S"]
     gaps = [" ", " ", ", ", " - ", "  ", "\u00a0", ": "]
 
     def words(n: int) -> str:
@@ -205,7 +220,7 @@ def test_the_fast_path_matches_syntok_on_random_parenthesised_texts():
         if quick is not None:
             taken += 1
             assert quick == text_module._segment_syntok(text), repr(text)
-    assert taken > 100  # the property was exercised
+    assert taken > 50  # the property was exercised
 
 
 # -- word memos -----------------------------------------------------------------------------------

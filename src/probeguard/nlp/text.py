@@ -116,18 +116,39 @@ def _standalone(body: str, first: int, close: int) -> bool:
     )
 
 
+_DIGITS = frozenset("0123456789")
+
+
+def _digit_dots(body: str, end: int) -> bool:
+    """True when every "." of ``body[:end]`` stands between two letters or digits, one of them
+    an ASCII digit ("6.213", "1.2m", "v1.2"): syntok's tokenizer keeps such a dot inside its
+    word (it splits a word only at a dot between a lower- and an upper-case letter), so it is
+    no terminal token."""
+    i = body.find(".", 0, end)
+    while i >= 0:
+        before, after = body[i - 1 : i], body[i + 1 : i + 2]
+        if not (before.isalnum() and after.isalnum() and (before in _DIGITS or after in _DIGITS)):
+            return False
+        i = body.find(".", i + 1, end)
+    return True
+
+
 def _one_sentence(text: str) -> tuple[tuple[int, int], ...] | None:
     """The spans syntok gives ``text`` when it surely holds at most one sentence (see above:
-    no break before its last character but short parentheses syntok skips,
-    ``_skipped_parentheses``); None when syntok must decide."""
+    no break before its last character but dots inside numbers, ``_digit_dots``, and short
+    parentheses syntok skips, ``_skipped_parentheses``); None when syntok must decide."""
     body = text.strip(_SYNTOK_SPACES)
     if not body:
         return () if "\n" not in text and "\r" not in text else None
     if "\n" in text or "\r" in text:
         return None
     inner = body[:-1] if body[-1] in _PLAIN_FINAL else body
-    breaks = _SYNTOK_BREAKS.intersection(inner)
-    if breaks and (breaks != {"("} or not _skipped_parentheses(body)):
+    breaks = set(_SYNTOK_BREAKS.intersection(inner))
+    if "." in breaks and _digit_dots(body, len(inner)):
+        breaks.discard(".")
+    if "(" in breaks and _skipped_parentheses(body):
+        breaks.discard("(")
+    if breaks:
         return None
     start = len(text) - len(text.lstrip(_SYNTOK_SPACES))
     return ((start, start + len(body)),)
