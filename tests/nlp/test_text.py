@@ -223,6 +223,64 @@ def test_the_fast_path_matches_syntok_on_random_parenthesised_texts():
     assert taken > 50  # the property was exercised
 
 
+PLAIN_CASES = [
+    "Mercury is liquid. It boils at 357 degrees. The metal is dense.",
+    "Paris is big. Rome is old (founded in 753 BC). In 1990 the city grew.",
+    "It was built in 1889. The tower is tall.",
+    "Talk to Dr. Smith today. He knows.",
+    "Lists etc. The end.",
+    "It ran on 5. Jan the next year. Then it stopped.",
+    "Born in 1991. Jan was her name.",
+    "Ask for no. The answer is no.",
+    "Chapter II. The return.",
+    "Plan A. The backup.",
+    "The river. the lower case next.",
+    'She said go. "Now" he said.',
+    "One two.  Three four.",
+    "One two.\u00a0Three four.",
+    "Line one. Line two\nLine three.",
+    "He left. (Then) he came back.",
+    "Abroad; he went. Home. Then back.",
+]
+
+
+def test_plain_sentences_are_read_as_syntok_reads_them():
+    assert text_module._plain_sentences("Paris is big. Rome is old.") == ((0, 13), (14, 26))
+    for text in PLAIN_CASES:
+        quick = text_module._plain_sentences(text)
+        if quick is not None:
+            assert quick == text_module._segment_syntok(text), text
+        assert text_module._segment(text) == text_module._segment_syntok(text), text
+    for text in ("Talk to Dr. Smith today.", "It ran on 5. Jan the next year.", "Chapter II. The"):
+        assert text_module._plain_sentences(text) is None, text
+
+
+def test_plain_sentences_match_syntok_on_random_texts():
+    import random
+
+    rng = random.Random(19)
+    vocabulary = (
+        "the The He It In Mr Dr No no I IV x A b St Jan 1991 12 Paris born etc vs de".split()
+    )
+    vocabulary += ["river", "Rome", "went", "Iv", "ii", "a", "Sun", "sun", "June"] * 3
+    vocabulary += ["\u2014", "'s", '"Allie"', "%", "a-b", "WWE", "1.5", "(born 1991)", "McDonald"]
+    gaps = [" ", " ", " ", ", ", "  ", "\u00a0", ": "]
+    ends = [". "] * 12 + ["! ", "? ", ".  ", '." ', ". (", "; ", "."]
+    taken = 0
+    for _ in range(6000):
+        text = "".join(
+            rng.choice(vocabulary)
+            + "".join(rng.choice(gaps) + rng.choice(vocabulary) for _ in range(rng.randint(1, 6)))
+            + rng.choice(ends)
+            for _ in range(rng.randint(2, 5))
+        )
+        quick = text_module._plain_sentences(text)
+        if quick is not None:
+            taken += 1
+            assert quick == text_module._segment_syntok(text), repr(text)
+    assert taken > 50  # the property was exercised
+
+
 # -- word memos -----------------------------------------------------------------------------------
 def test_words_are_memoised_and_each_call_gets_a_new_list():
     from probeguard.nlp.text import WORDS_MEMO_MAX_CHARS, content_words, words
