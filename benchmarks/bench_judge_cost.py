@@ -22,10 +22,10 @@ RAGAS's side runs every non-LLM text metric of ``ragas.metrics`` (``RAGAS_METRIC
 context recall/precision against reference contexts by string similarity, string
 similarity, string presence, exact match, BLEU, ROUGE, chrF), when ``ragas`` imports in
 ``--ragas-python``. It has no non-LLM faithfulness or answer relevancy: it computes less than
-ours. ``ragas.evaluate`` costs several times its metrics (an asyncio task, callbacks and
-result rows per sample × metric): that is the ~1.9 ms/record issue 19 measured, while the
-metrics alone (five of them before this bench ran all eight) cost ~0.25 ms/record.
-* **string baselines** (always): ``verbatim`` + ``overlap`` of ``judge_data``.
+ours. ``ragas.evaluate`` costs several times its metrics (a task, callbacks and a result
+row per sample × metric): issue 19's ~1.9 ms/record is of that kind (here 1.3 with the five
+metrics this bench first ran, whose direct calls cost ~0.25; 2.5 with all eight). Also
+the **string baselines** (always): ``verbatim`` + ``overlap`` of ``judge_data``.
 
 **How many records** (``--records``, default 8,000, the size issue 19 asks about): the shared
 records in order, cycled when there are fewer (the ``k``-th repeat's id suffixed ``#k``);
@@ -430,7 +430,9 @@ def run(
     passes = max(r["pass"] for r in rows) + 1 if rows else 0
     print(
         f"{len(rows):,} records ({len(shared):,} shared records, {passes} pass(es), repeats "
-        f"{repeats}), {rounds} round(s), medians; CPU ms/record (wall: "
+        f"{repeats}), {rounds} round(s), medians; CPU ms/record: "
+        + ", ".join(f"{s} {ms(s):.3f}" for s in sides)
+        + " (wall: "
         + ", ".join(f"{s} {ms(s, 'wall_ms_per_record'):.3f}" for s in sides)
         + ")",
         flush=True,
