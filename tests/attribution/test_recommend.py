@@ -198,7 +198,11 @@ def test_an_extractive_generator_is_not_given_a_grounding_check_it_always_passes
     """Its answers are verbatim quotes, so a grounding check never refuses them."""
     extractive = {"generator": {"name": "extractive", "min_support": 0.35}}
     rec = recommend("generator", CaseFacts(mechanism="unsupported_answer", pipeline=extractive))
-    assert rec is not None and f"{REF}.grounding" not in rec.config_patch
+    assert rec is not None and rec.config_patch == {}  # advice in words: no setting helps
+    assert "reads the passage" in rec.other_pipelines
+    llm = {"generator": {"name": "openai"}}
+    rec = recommend("generator", CaseFacts(mechanism="unsupported_answer", pipeline=llm))
+    assert rec is not None and rec.config_patch == {f"{REF}.grounding": "refuse"}
     rec = recommend("generator", CaseFacts(mechanism="ignores_context"))
     assert rec is not None and rec.config_patch == {f"{REF}.grounding": "refuse"}
     assert "answer only from its context" in rec.other_pipelines
