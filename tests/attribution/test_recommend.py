@@ -151,6 +151,13 @@ def test_the_mechanism_chooses_the_corpus_fix_not_the_masked_statuses() -> None:
     rec = recommend("corpus", draft)
     assert rec is not None
     assert rec.config_patch == {f"{REF}.dedupe": True, f"{REF}.demote_archived": True}
+    # injected, but no vetted sources to trust: only content tells it apart
+    untiered = CaseFacts(
+        mechanism="poisoned_document_adopted", injected=True, hints=frozenset({"injection"})
+    )
+    rec = recommend("corpus", untiered)
+    assert rec is not None and f"{REF}.trust_tiers" not in rec.config_patch
+    assert rec.config_patch[f"{REF}.sanitise"] is True
 
 
 def test_hints_only_refine_the_mechanism_fix() -> None:

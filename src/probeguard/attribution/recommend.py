@@ -215,12 +215,7 @@ def _poisoned(f: CaseFacts) -> Recommendation:
     if not (f.injected or "injection" in f.hints):
         return _near_duplicates()
     if not f.trusted_sources:
-        # no vetted sources to trust: the injected copy can only be told apart by content
-        rec = _near_duplicates()
-        if "injection" not in f.hints:
-            return rec
-        patch = {**rec.config_patch, f"{REF}.defences.sanitise": True}
-        return replace(rec, title=rec.title + " and instruction sanitising", config_patch=patch)
+        return _untiered(f)
     patch: dict[str, Any] = {
         f"{REF}.defences.default_trust": untrusted_weight(_top_k(f)),
         f"{REF}.defences.trust_tiers": {glob: 1.0 for glob in f.trusted_sources},
@@ -240,6 +235,16 @@ def _poisoned(f: CaseFacts) -> Recommendation:
         "the top k or dropped) and strip instruction-like sentences from retrieved text.",
         "removing the injected documents repairs the failure: untrusted content steers the answer",
     )
+
+
+def _untiered(f: CaseFacts) -> Recommendation:
+    """An injected document without vetted sources to trust: only its content tells it
+    apart (near-duplicate suppression; the ``injection`` hint adds the sanitiser)."""
+    rec = _near_duplicates()
+    if "injection" not in f.hints:
+        return rec
+    patch = {**rec.config_patch, f"{REF}.defences.sanitise": True}
+    return replace(rec, title=rec.title + " and instruction sanitising", config_patch=patch)
 
 
 def _near_duplicates() -> Recommendation:
