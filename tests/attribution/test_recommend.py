@@ -7,11 +7,7 @@ from probeguard.attribution.recommend import (
     CaseFacts,
     recommend,
     trusted_source_globs,
-    untrusted_weight,
 )
-from probeguard.core.documents import Chunk
-from probeguard.pipeline.defences.trust import apply_trust
-from probeguard.pipeline.retrievers.base import Hit
 from probeguard.probes.poisoning import CorpusPoisoning
 from probeguard.stats import wilson
 
@@ -32,7 +28,7 @@ def test_poisoning_fix_trusts_the_vetted_corpus_and_sanitises() -> None:
     )
     assert rec is not None
     assert rec.config_patch == {
-        f"{REF}.default_trust": 0.14,  # below 1/(top_k+1) for the default top_k of 5
+        f"{REF}.default_trust": 0.0,  # unknown sources dropped (a soft weight is undone)
         f"{REF}.sanitise": True,
         f"{REF}.trust_tiers": {"*corpus.jsonl:*": 1.0},
     }
@@ -171,7 +167,7 @@ def test_hints_only_refine_the_mechanism_fix() -> None:
     rec = recommend("corpus", facts)
     assert rec is not None
     assert rec.config_patch[f"{REF}.dedupe"] is True
-    assert rec.config_patch[f"{REF}.default_trust"] == 0.1
+    assert rec.config_patch[f"{REF}.default_trust"] == 0.0
     rec = recommend("corpus", CaseFacts(mechanism="stale_version_outranks", hints=facts.hints))
     assert rec is not None
     assert rec.config_patch == {f"{REF}.demote_archived": True, f"{REF}.dedupe": True}
@@ -213,19 +209,3 @@ def test_an_extractive_generator_is_not_given_a_grounding_check_it_always_passes
     rec = recommend("generator", CaseFacts(mechanism="ignores_context"))
     assert rec is not None and rec.config_patch == {f"{REF}.grounding": "refuse"}
     assert "answer only from its context" in rec.other_pipelines
-
-
-def _hit(doc: str, rank: int) -> Hit:
-    return Hit(Chunk(f"{doc}#0", doc, doc, 0, len(doc), 0), 1.0 / rank, rank)
-
-
-def test_the_untrusted_weight_moves_an_injected_rank_1_hit_out_of_the_top_k() -> None:
-    """Trust tiers at ``untrusted_weight(k)`` (real ``apply_trust``): the injected document
-    ranked first ends below k trusted hits, so a generator reading the top k never sees it
-    (at the old 0.25 it stayed 4th of 5)."""
-    for top_k in (3, 5, 10):
-        hits = [_hit("poison", 1)] + [_hit(f"doc{i}", i) for i in range(2, 2 * top_k + 1)]
-        sources = {"poison": "probe:x", **{f"doc{i}": f"/d/corpus.jsonl:{i}" for i in range(30)}}
-        w = untrusted_weight(top_k)
-        out, _ = apply_trust(hits, sources, {"*corpus.jsonl:*": 1.0}, w, "trust")
-        assert "poison" not in [h.chunk.doc_id for h in out[:top_k]]

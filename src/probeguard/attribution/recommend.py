@@ -26,9 +26,9 @@ stale_version_outranks         date-aware ranking (``demote_archived``; ``near_d
                                hint: + ``dedupe``)
 poisoned_document_adopted      an injected document (the case's overlay) and the vetted
                                corpus's sources known: trust tiers, those sources 1.0 and
-                               unknown ones ``untrusted_weight(top_k)`` (< 1/(top_k+1), so
-                               an untrusted hit even at rank 1 leaves the top k when k
-                               trusted hits are retrieved; ``injection`` hint: + ``sanitise``;
+                               unknown ones dropped (``UNTRUSTED_WEIGHT`` 0: a soft weight
+                               is undone by later re-orderings; ``injection`` hint: +
+                               ``sanitise``;
                                ``near_duplicate`` hint: + ``dedupe``); else near-duplicate
                                suppression with date-aware ranking (the current copy first)
 conflicting_documents          conflict refusal (``conflict: refuse``), and fix the source
@@ -94,7 +94,7 @@ __all__ = [
     "recommend",
     "top_fixes",
     "trusted_source_globs",
-    "untrusted_weight",
+    "UNTRUSTED_WEIGHT",
 ]
 
 
@@ -198,14 +198,12 @@ def _ranking(f: CaseFacts) -> Recommendation:
     return _larger_top_k(f, why)
 
 
-def untrusted_weight(top_k: int) -> float:
-    """The trust weight of unknown sources: ``floor(100 / (top_k + 2)) / 100``, below
-    ``1 / (top_k + 1)``. An untrusted hit at rank 1 then weighs ``w / 1``, less than the
-    ``top_k``-th trusted hit behind it (rank ``top_k + 1``, weight ``1 / (top_k + 1)``;
-    ``pipeline.defences.trust``), so it leaves the top k whenever ``top_k`` trusted hits
-    are retrieved (the pipeline fetches ``max(2·top_k, rerank_candidates)`` candidates
-    under a re-ordering defence)."""
-    return math.floor(100 / (top_k + 2)) / 100
+UNTRUSTED_WEIGHT = 0.0
+"""Trust weight of sources outside the vetted corpus: 0 drops their documents. A soft weight
+is rank-dependent (``pipeline.defences.trust``: ``w / rank``), so any later re-ordering
+undoes it — a re-ranker that puts a question-echoing page first (at 0.25 it then stays 4th
+of 5), or date-aware demotion and near-duplicate suppression moving trusted hits out from
+above it (at 0.14, below ``1/(top_k+1)``, it came back into the top 5 on the demo)."""
 
 
 def _poisoned(f: CaseFacts) -> Recommendation:
@@ -217,7 +215,7 @@ def _poisoned(f: CaseFacts) -> Recommendation:
     if not f.trusted_sources:
         return _untiered(f)
     patch: dict[str, Any] = {
-        f"{REF}.defences.default_trust": untrusted_weight(_top_k(f)),
+        f"{REF}.defences.default_trust": UNTRUSTED_WEIGHT,
         f"{REF}.defences.trust_tiers": {glob: 1.0 for glob in f.trusted_sources},
     }
     title = "Source trust tiers"
@@ -231,8 +229,8 @@ def _poisoned(f: CaseFacts) -> Recommendation:
         "corpus",
         title,
         patch,
-        "Weight documents by provenance (vetted sources first, unknown sources demoted below "
-        "the top k or dropped) and strip instruction-like sentences from retrieved text.",
+        "Weight documents by provenance (vetted sources only: documents from unknown sources "
+        "dropped before generation) and strip instruction-like sentences from retrieved text.",
         "removing the injected documents repairs the failure: untrusted content steers the answer",
     )
 
