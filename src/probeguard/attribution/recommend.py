@@ -47,8 +47,8 @@ unsupported_answer             the grounding check; an extractive generator: no 
 
 A mechanism of another component than the cause (or none, or ``distracted_by_context``, or a
 third-party id) falls back to the cause's own fix: chunker → ``chunk_boundary``'s, retriever
-→ ``retrieval_miss``'s, corpus → by the masked documents' status (archived/superseded →
-``stale_version_outranks``'s; draft or a ``near_duplicate`` hint →
+→ ``retrieval_miss``'s, corpus → by the masked documents' status (archived/superseded, or an
+``outdated`` hint → ``stale_version_outranks``'s; draft or a ``near_duplicate`` hint →
 near-duplicate suppression; an ``injection`` hint → ``poisoned_document_adopted``'s; else
 ``conflicting_documents``'s), prompt → ``obeys_injected_instructions``'s, generator → an
 abstain case's refusal gate, else the grounding check.
@@ -289,7 +289,7 @@ def _corpus(f: CaseFacts) -> Recommendation:
         return _poisoned(f)
     if "near_duplicate" in f.hints or "draft" in statuses:
         return _near_duplicates()
-    if statuses & OUTDATED_STATUSES:
+    if "outdated" in f.hints or statuses & OUTDATED_STATUSES:
         return _stale(f)
     return _conflicting(f)
 
