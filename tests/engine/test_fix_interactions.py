@@ -7,8 +7,7 @@ from probeguard.attribution.recommend import CaseFacts, recommend, trusted_sourc
 from probeguard.config.models import ScanConfig
 from probeguard.core.documents import Document
 from probeguard.core.pipeline import Variation
-from probeguard.engine.fixes import apply_patch, merge_patches
-from probeguard.engine.fixes import undone_repairs
+from probeguard.engine.fixes import apply_patch, merge_patches, undone_repairs
 from probeguard.engine.stages import build_pipeline
 from probeguard.results.fix import FixEntry, TargetedChange, TargetRow
 from probeguard.stats import wilson
