@@ -112,6 +112,13 @@ def test_black_box_attributes_from_what_is_observable():
     result = attribute(records, [], [], ctx, Runner(pipe), AttributionConfig())
     [entry] = result.entries
     assert (entry.cause, entry.basis) == ("retriever", "observed")
+    assert (entry.mechanism, entry.mechanism_words) == (
+        "retrieval_miss",
+        "retriever misses the gold evidence",
+    )
+    # not the reference pipeline: no reference patch, the sentence is the fix
+    assert entry.recommendation["config_patch"] == {}
+    assert entry.recommendation["other_pipelines"]
     assert {s.outcome for s in entry.swaps} <= {"unsupported", "not_applicable"}
     assert result.summary["swaps_not_run"]["oracle_context"] == {"unsupported": 1}
     assert result.summary["reruns"] == 0

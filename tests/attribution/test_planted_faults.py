@@ -26,7 +26,8 @@ from planted import (
 from probeguard.config.models import ScanConfig
 from probeguard.engine.scan import scan
 
-# name, pipeline factory, corpus, probes, causes that name the planted component
+# name, pipeline factory, corpus, probes, causes that name the planted component, and
+# the mechanisms that name the planted defect
 PLANTED = [
     (
         "chunker: 30-token chunks without overlap",
@@ -34,6 +35,7 @@ PLANTED = [
         DOCS,
         [],
         {"chunker"},
+        {"chunk_boundary"},
     ),
     (
         "retriever: BM25 only, top-1, keyword-stuffed distractor",
@@ -41,6 +43,7 @@ PLANTED = [
         DOCS,
         [],
         {"retriever"},
+        {"retrieval_miss", "lexical_retrieval_miss"},
     ),
     (
         "generator: ignores its context",
@@ -48,6 +51,7 @@ PLANTED = [
         DOCS,
         [],
         {"generator"},
+        {"ignores_context", "no_refusal_gate"},
     ),
     (
         "generator: no refusal gate",
@@ -57,6 +61,7 @@ PLANTED = [
         DOCS,
         [],
         {"generator"},
+        {"no_refusal_gate"},
     ),
     (
         "corpus: archived version ranked first",
@@ -64,6 +69,7 @@ PLANTED = [
         DOCS + ARCHIVED,
         [],
         {"corpus"},
+        {"stale_version_outranks"},
     ),
     (
         "prompt/corpus: generator obeys instructions in context",
@@ -71,6 +77,7 @@ PLANTED = [
         DOCS,
         ["prompt_hijack"],
         {"prompt", "corpus"},
+        {"obeys_injected_instructions"},
     ),
 ]
 
@@ -108,13 +115,16 @@ def clean_twin(tmp_path_factory):
 def test_planted_components_are_named(tmp_path, clean_twin, capsys):
     clean_failed = {(a.probe, a.group) for a in clean_twin.attribution}
     rows = []
-    for name, make, docs, probes, expected in PLANTED:
+    for name, make, docs, probes, expected, mechanisms in PLANTED:
         run = run_scan(tmp_path, name, make(), docs, probes)
         # The failures the defect causes: those the clean twin does not have.
         caused = [a for a in run.attribution if (a.probe, a.group) not in clean_failed]
         assert caused, f"the planted defect caused no failure: {name}"
         right = sum(a.cause in expected for a in caused)
         rows.append((name, len(caused), right, sorted({a.cause for a in caused})))
+        named = sorted({a.mechanism for a in caused})
+        assert set(named) <= mechanisms, (name, named)
+        assert all(a.mechanism_words for a in caused)
         for a in caused:  # every verdict keeps the re-runs it rests on
             assert a.reason and a.swaps
             assert all(s.runs for s in a.swaps if s.outcome in ("repaired", "not_repaired"))

@@ -52,10 +52,68 @@ def test_each_swap_merges_into_the_case_variation():
     assert plan("hardened_prompt").variation.prompt == "hardened"
 
 
-def test_conflicts_include_retrieved_archived_documents_but_never_gold():
-    hit = RetrievedChunk(chunk_id="other#0", doc_id="other", text="", rank=1)
-    assert conflicting_docs(CASE, DOCS, [hit]) == ("draft", "old", "other")
+def hit(doc_id: str) -> RetrievedChunk:
+    return RetrievedChunk(chunk_id=f"{doc_id}#0", doc_id=doc_id, text="", rank=1)
+
+
+def test_an_unrelated_retrieved_archived_document_is_not_masked():
+    # "other" is archived and retrieved, but says nothing about the plan's price
+    assert conflicting_docs(CASE, DOCS, [hit("other")]) == ("draft", "old")
     assert "cur" not in conflicting_docs(CASE, DOCS, [], named=["cur"])
+
+
+SAME_TITLE = {
+    **DOCS,
+    "cur": Document(id="cur", title="Plan prices", text="The plan costs 29 dollars a month."),
+    "old-same": Document(
+        id="old-same",
+        title="Plan prices (2021)",
+        text="The plan costs 29 dollars a month. It launched in spring.",
+        metadata={"status": "archived"},
+    ),
+    "old-diff": Document(
+        id="old-diff",
+        title="Plan prices (2022)",
+        text="Shipping is slow. The plan costs 25 dollars a month.",
+        metadata={"status": "archived"},
+    ),
+    "renamed": Document(id="renamed", title="Cafe menu", text="The plan costs 35 dollars a month."),
+}
+
+
+def test_retrieved_versions_are_masked_only_when_they_state_the_fact_differently():
+    case = CASE.model_copy(update={"variation": Variation()})
+    hits = [hit(d) for d in ("old-same", "old-diff", "renamed", "other")]
+    # same title, another price: masked; same title, same price: kept; another title and
+    # no metadata link: kept; an unrelated archived page: kept
+    assert conflicting_docs(case, SAME_TITLE, hits) == ("draft", "old-diff")
+
+
+def test_a_linked_version_wording_the_asked_fact_otherwise_is_masked():
+    docs = {
+        "now": Document(
+            id="now",
+            title="Plans",
+            text="Members may switch plans at any time. Prices are prorated.",
+            metadata={"supersedes": "then"},
+        ),
+        "then": Document(id="then", text="Members may switch plans at the next renewal date."),
+        "namesake": Document(
+            id="namesake", title="Plans", text="Members may switch plans at the next renewal."
+        ),
+    }
+    case = Case(
+        id="s",
+        question="When can members switch plans?",
+        expected=Expected(evidence_doc_ids=("now",)),
+    )
+    # linked: other wording is another statement; same title only: a value must differ
+    assert conflicting_docs(case, docs, [hit("namesake")]) == ("then",)
+
+
+def test_a_linked_version_that_agrees_on_the_fact_is_not_masked():
+    docs = {**DOCS, "old": Document(id="old", text="Plan costs 29 dollars. Tax extra.")}
+    assert conflicting_docs(CASE, docs) == ("draft",)
 
 
 def test_not_applicable_and_unsupported_carry_reasons():

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from pathlib import Path
 
 import pytest
 
@@ -136,9 +137,14 @@ def test_fixes_group_identical_patches(verified):
     base, data = verified
     run = load_run(base / "run")
     fixes = collect_fixes(run)
-    with_fix = [e for e in run.attribution if (e.recommendation or {}).get("config_patch")]
+    # every recommendation is one fix's target: a patch per fix, or advice in words (no
+    # patch: e.g. the extractive generator's unsupported answers), one fix per title
+    with_fix = [e for e in run.attribution if e.recommendation]
     assert sum(len(f.targets) for f in fixes) == len(with_fix)
-    assert len({json.dumps(f.config_patch, sort_keys=True) for f in fixes}) == len(fixes)
+    patched = [f for f in fixes if f.config_patch]
+    assert len({json.dumps(f.config_patch, sort_keys=True) for f in patched}) == len(patched)
+    in_words = [f.title for f in fixes if not f.config_patch]
+    assert len(set(in_words)) == len(in_words)
     assert [f.id for f in fixes] == [f"fix-{i}" for i in range(1, len(fixes) + 1)]
     assert [f["id"] for f in data["fixes"] if f["id"].startswith("fix-")] == [f.id for f in fixes]
 
@@ -247,3 +253,22 @@ def test_decide_fix_rule(kw, verdict):
 def test_run_log_round_trips(verified):
     base, _ = verified
     assert RunLog.model_validate_json((base / "run" / "run.json").read_text()).attribution
+
+
+def test_fixes_in_words_are_listed_for_a_pipeline_other_than_the_reference(tmp_path):
+    """A callable or HTTP pipeline's verdicts carry no patch (attribution.recommend): their
+    fixes are listed, one per title, as not applicable with the sentence as the advice."""
+    v1 = Path(__file__).parents[1] / "results" / "data" / "run_v1.json"
+    data = json.loads(v1.read_text())
+    data["config"]["pipeline"]["type"] = "callable"
+    for entry in data["attribution"]:
+        if entry["recommendation"]:
+            entry["recommendation"]["config_patch"] = {}
+    (tmp_path / "run.json").write_text(json.dumps(data))
+    fixes = collect_fixes(load_run(tmp_path))
+    titles = {e["recommendation"]["title"] for e in data["attribution"] if e["recommendation"]}
+    assert fixes and {f.title for f in fixes} == titles
+    assert all(f.config_patch == {} for f in fixes)
+    result = verify_fixes(tmp_path).data
+    assert [f["verdict"] for f in result["fixes"]] == ["not_applicable"] * len(fixes)
+    assert all(f["other_pipelines"] in f["reason"] for f in result["fixes"])

@@ -6,10 +6,12 @@ import math
 
 import pytest
 
+from probeguard.attribution.engine import failing_roles
 from probeguard.core.cases import Case, Expected
 from probeguard.core.documents import Chunk, Document
-from probeguard.core.pipeline import Capability, PipelineOutput, Variation
+from probeguard.core.pipeline import Capability, PipelineOutput, RetrievedChunk, Variation
 from probeguard.core.records import CaseError, CaseRecord
+from probeguard.models.prompts import REFUSAL_TEXT
 from probeguard.pipeline.config import ReferencePipelineConfig
 from probeguard.pipeline.reference import ReferencePipeline
 from probeguard.probes.base import PROBES, JudgeContext, ProbeContext, group_records
@@ -21,6 +23,7 @@ from probeguard.probes.chunk_fracture import (
     containing_chunks,
     straddles,
 )
+from probeguard.probes.fracture_outcome import OUTCOMES
 from probeguard.runner.executor import Runner, RunnerConfig
 
 # Long sentences whose asked-about subject opens the sentence and whose answer closes it, more
@@ -123,7 +126,10 @@ def make_pipeline(chunker: dict) -> ReferencePipeline:
 
 
 def context(
-    pipeline: ReferencePipeline | None = None, *, chunks: bool = True, seed: int = 0
+    pipeline: ReferencePipeline | RefusingPipeline | None = None,
+    *,
+    chunks: bool = True,
+    seed: int = 0,
 ) -> ProbeContext:
     docs, questions = corpus()
     own = tuple(pipeline.chunks) if pipeline is not None and chunks else None
@@ -137,7 +143,7 @@ def context(
     )
 
 
-def run_probe(pipeline: ReferencePipeline, *, chunks: bool = True):
+def run_probe(pipeline: ReferencePipeline | RefusingPipeline, *, chunks: bool = True):
     ctx = context(pipeline, chunks=chunks)
     probe = ChunkFracture()
     cases = probe.generate(ctx)
@@ -217,11 +223,10 @@ def test_generate_is_deterministic_and_valid():
         assert case.probe == "chunk_fracture"
         assert case.id == f"chunk_fracture:{case.meta['group']}:{case.meta['role']}"
     chunked = {c.meta["group"]: c for c in first if c.meta["role"] == "chunked"}
-    document = {c.meta["group"]: c for c in first if c.meta["role"] == "document"}
+    unsplit = {c.meta["group"]: c for c in first if c.meta["role"] == "unsplit"}
     assert all(c.variation == Variation() for c in chunked.values())
-    assert all(
-        c.variation == Variation(chunking="document", retrieve_only=True) for c in document.values()
-    )  # the context offers retrieve_only
+    # The control generates (its answer decides), even where retrieve_only is offered.
+    assert all(c.variation == Variation(chunking="document") for c in unsplit.values())
     span = chunked["q0"].meta["spans"][0]
     assert span["doc_id"] == "bikes" and span["text"].endswith("for a total of 37 months.")
     assert span["straddles"] is True and len(span["chunk_ids"]) == 2
@@ -236,7 +241,7 @@ def test_generate_records_unlocated_evidence():
         expected=Expected(answers=("99 years",), evidence_doc_ids=("bikes", "gone")),
     )
     ctx = ProbeContext(documents=tuple(docs), questions=(question,))
-    (chunked, _document) = ChunkFracture().generate(ctx)
+    (chunked, _unsplit) = ChunkFracture().generate(ctx)
     assert chunked.meta["spans"] == [] and chunked.meta["chunks_known"] is False
     assert {u["doc_id"] for u in chunked.meta["unlocated"]} == {"bikes", "gone"}
 
@@ -267,8 +272,12 @@ def test_finds_fractures_with_small_chunks_and_fewer_with_large_overlapping_ones
     failed = next(v for v in weak_verdicts if v.failed)
     assert failed.evidence["boundary_fracture"] is True
     assert failed.evidence["answer_survived"] is False
+    # The same evidence unsplit (whole documents) repairs the answer: a fracture.
+    assert failed.evidence["unsplit_answered"] is True and failed.evidence["outcome"] == "fracture"
     assert any("split across chunks" in r for r in failed.evidence["reasons"])
-    assert set(failed.evidence["ranks"]) == {"chunked", "document"}
+    assert set(failed.evidence["ranks"]) == {"chunked", "unsplit"}
+    probe = weak[0]
+    assert probe.failure_mechanism(probe.evidence_of(failed), "chunker") == "chunk_boundary"
     # A straddling sentence whose answer still made it into the answer is not a failure.
     survived = [v for v in weak_verdicts if v.evidence["boundary_straddles"] and not v.failed]
     assert all(v.evidence["answer_survived"] for v in survived)
@@ -281,10 +290,15 @@ def test_summary_reports_rates_and_the_chunking_sweep(weak):
         "retrieval_fracture_rate",
         "boundary_straddle_rate",
         "boundary_fracture_rate",
+        "lost_unsplit_too_rate",
+        "unsplit_repair_rate",
         "pipeline_span_straddle_rate",
     ):
         assert set(summary[key]) == {"value", "low", "high", "n", "method"}
     assert summary["groups"] == len(ITEMS) and summary["unscored"] == 0
+    assert set(summary["outcomes"]) == set(OUTCOMES)
+    assert sum(summary["outcomes"].values()) == len(ITEMS)
+    assert summary["outcomes"]["fracture"] == round(summary["failure_rate"]["value"] * len(ITEMS))
     sweep = {row["chunker"]: row["straddle_rate"] for row in summary["chunking_sweep"]}
     assert list(sweep) == [
         "tokens-40-0",
@@ -318,57 +332,149 @@ def _record(
     return CaseRecord(case=case, call_key="k", output=output, error=error)
 
 
-def test_errored_or_missing_records_leave_the_group_unscored():
+def _out(*doc_ids: str, answer: str = "37 months") -> PipelineOutput:
+    return PipelineOutput(
+        answer=answer,
+        retrieved=[
+            RetrievedChunk(chunk_id=f"{d}#0-1", doc_id=d, text="t", rank=i + 1)
+            for i, d in enumerate(doc_ids)
+        ],
+    )
+
+
+def _judge(probe: ChunkFracture, ctx: ProbeContext, chunked=None, unsplit=None, *, error=None):
+    """Judge group q0 from the given outputs (None: the role errored with ``error``)."""
+    cases = dict(zip(("chunked", "unsplit"), probe.generate(ctx)[:2], strict=True))
+    records = {}
+    for role, out in (("chunked", chunked), ("unsplit", unsplit)):
+        if out is not None or error is not None:
+            records[role] = _record(cases[role], out, None if out is not None else error)
+    return probe.judge("q0", records, JudgeContext(ctx))
+
+
+TIMEOUT = CaseError(type="TimeoutError", message="took too long")
+
+
+def test_an_errored_or_missing_call_leaves_the_group_unscored():
+    """Both roles can decide (the unsplit answer decides whether a loss is a fracture), so
+    by the one rule for errored cases either one errored unscores the group, whatever the
+    other shows."""
     probe = ChunkFracture()
     ctx = context(make_pipeline({"name": "tokens", "size": 40, "overlap": 0}))
-    chunked, document = probe.generate(ctx)[:2]
-    jctx = JudgeContext(ctx)
-    ok = PipelineOutput(answer="37 months")
+    lost = _out("bikes", answer="I cannot answer from the context.")
+    for chunked in (lost, _out("bikes")):  # answer lost, answer kept: unscored either way
+        verdict = _judge(probe, ctx, chunked, None, error=TIMEOUT)
+        assert verdict.failed is None and verdict.evidence["outcome"] == "unscored"
+        assert "unsplit call errored (TimeoutError)" in verdict.evidence["unscored"]
+        assert verdict.evidence["spans"]  # the spans still reach the sweep
     verdict = probe.judge(
-        "q0",
-        {
-            "chunked": _record(chunked, ok),
-            "document": _record(
-                document, error=CaseError(type="TimeoutError", message="took too long")
-            ),
-        },
-        jctx,
+        "q0", {"chunked": _record(probe.generate(ctx)[0], lost)}, JudgeContext(ctx)
     )
-    assert verdict.failed is None and "TimeoutError" in verdict.evidence["unscored"]
-    assert verdict.evidence["spans"]  # the spans still reach the sweep
-    verdict = probe.judge("q0", {"chunked": _record(chunked, ok)}, jctx)
-    assert verdict.failed is None and "document" in verdict.evidence["unscored"]
+    assert verdict.failed is None and "no record for role 'unsplit'" in verdict.evidence["unscored"]
+    verdict = _judge(probe, ctx, None, _out("bikes"), error=TIMEOUT)
+    assert verdict.failed is None and "chunked call errored" in verdict.evidence["unscored"]
 
 
-def test_retrieval_fracture_when_the_chunked_index_drops_a_gold_document():
-    from probeguard.core.pipeline import RetrievedChunk
-
+def test_a_dropped_gold_document_is_a_fracture_only_when_the_answer_is_lost_and_repaired():
     probe = ChunkFracture()
     ctx = context(make_pipeline({"name": "tokens", "size": 256, "overlap": 64}))
-    chunked, document = probe.generate(ctx)[:2]
-
-    def out(*doc_ids: str, answer: str = "37 months") -> PipelineOutput:
-        return PipelineOutput(
-            answer=answer,
-            retrieved=[
-                RetrievedChunk(chunk_id=f"{d}#0-1", doc_id=d, text="t", rank=i + 1)
-                for i, d in enumerate(doc_ids)
-            ],
-        )
-
-    verdict = probe.judge(
-        "q0",
-        {
-            "chunked": _record(chunked, out("kayaks", "lockers")),
-            "document": _record(document, out("lockers", "bikes")),
-        },
-        JudgeContext(ctx),
+    refusal = "I cannot answer from the context."
+    verdict = _judge(
+        probe, ctx, _out("kayaks", "lockers", answer=refusal), _out("lockers", "bikes")
     )
     assert verdict.failed is True and verdict.evidence["dropped"] == ["bikes"]
-    assert verdict.evidence["ranks"] == {"chunked": {"bikes": None}, "document": {"bikes": 2}}
-    verdict = probe.judge(
-        "q0",
-        {"chunked": _record(chunked, out("bikes")), "document": _record(document, out("bikes"))},
-        JudgeContext(ctx),
+    assert verdict.evidence["outcome"] == "fracture"
+    assert verdict.evidence["ranks"] == {"chunked": {"bikes": None}, "unsplit": {"bikes": 2}}
+    assert any("rank 2 with whole-document retrieval" in r for r in verdict.evidence["reasons"])
+    # Dropped, but the answer survived: no loss, no fracture (it used to count as one).
+    verdict = _judge(probe, ctx, _out("kayaks", "lockers"), _out("lockers", "bikes"))
+    assert verdict.failed is False and verdict.evidence["retrieval_fracture"] is True
+    assert verdict.evidence["outcome"] == "survived"
+    # Dropped and lost, and lost with whole documents too: counted apart, not a fracture.
+    verdict = _judge(
+        probe, ctx, _out("kayaks", answer=refusal), _out("lockers", "bikes", answer=refusal)
     )
-    assert verdict.failed is False and verdict.evidence["retrieval_fracture"] is False
+    assert verdict.failed is False and verdict.evidence["outcome"] == "lost_unsplit_too"
+    assert "not a fracture" in verdict.evidence["reasons"][-1]
+    # Nothing split (retrieved either way, span whole in a 256-token chunk): lost elsewhere.
+    verdict = _judge(probe, ctx, _out("bikes", answer=refusal), _out("bikes"))
+    assert verdict.failed is False and verdict.evidence["outcome"] == "not_split"
+
+
+class RefusingPipeline:
+    """A generator that refuses whatever it is given, over the reference pipeline's real
+    chunks and retrieval (the ``retrieved`` list is the reference pipeline's own)."""
+
+    name = "refusing"
+
+    def __init__(self, inner: ReferencePipeline) -> None:
+        self.inner = inner
+        self.capabilities = inner.capabilities
+        self.chunks = inner.chunks
+
+    def fingerprint(self) -> str:
+        return "refusing:" + self.inner.fingerprint()
+
+    def answer(self, question: str, variation: Variation | None = None) -> PipelineOutput:
+        out = self.inner.answer(question, variation)
+        return out.model_copy(
+            update={"answer": REFUSAL_TEXT, "refused": True, "cited_chunk_ids": []}
+        )
+
+
+def test_tiny_chunks_with_a_generator_that_refuses_anyway_are_not_fractures():
+    """Every answer sentence straddles a 40-token boundary and every answer is lost, which the
+    old rule (straddling and lost) counted as 6 fractures of 6; the unsplit control refuses
+    too, so none is the chunker's."""
+    pipeline = RefusingPipeline(make_pipeline({"name": "tokens", "size": 40, "overlap": 0}))
+    probe, verdicts, summary = run_probe(pipeline)
+    assert all(
+        v.evidence["boundary_straddles"] and not v.evidence["answer_survived"] for v in verdicts
+    )
+    assert [v.evidence["outcome"] for v in verdicts] == ["lost_unsplit_too"] * len(ITEMS)
+    assert all(v.failed is False for v in verdicts)
+    assert all(
+        v.evidence["ranks"]["unsplit"] == {q: 1 for q in v.evidence["ranks"]["unsplit"]}
+        for v in verdicts
+    )
+    assert summary["failure_rate"]["value"] == 0.0 and summary["failure_rate"]["n"] == len(ITEMS)
+    assert summary["lost_unsplit_too_rate"]["value"] == 1.0
+    assert summary["outcomes"]["lost_unsplit_too"] == len(ITEMS)
+    assert summary["unsplit_repair_rate"]["value"] == 0.0
+    assert probe.failure_mechanism(probe.evidence_of(verdicts[0]), "generator") is None
+
+
+def test_a_conservative_generator_separates_fractures_from_losses_it_makes_anyway():
+    """The real extractive generator quoting only sentences that cover the whole question
+    (``min_support=1.0``): with 40-token chunks every answer is lost; whole documents repair
+    some, and only those are fractures."""
+    docs, _ = corpus()
+    pipeline = ReferencePipeline(
+        docs,
+        ReferencePipelineConfig(
+            chunker={"name": "tokens", "size": 40, "overlap": 0},
+            retriever={"name": "bm25"},
+            top_k=2,
+            generator={"name": "extractive", "min_support": 1.0},
+        ),
+    )
+    _, verdicts, summary = run_probe(pipeline)
+    outcomes = [v.evidence["outcome"] for v in verdicts]
+    assert all(not v.evidence["answer_survived"] for v in verdicts)
+    assert set(outcomes) == {"fracture", "lost_unsplit_too"}
+    for v in verdicts:
+        assert v.failed is (v.evidence["outcome"] == "fracture") is v.evidence["unsplit_answered"]
+    assert summary["outcomes"]["fracture"] == sum(bool(v.failed) for v in verdicts)
+    assert summary["failure_rate"]["value"] < 1.0  # the old rule: 1.0
+
+
+def test_attribution_re_runs_only_the_chunked_call(weak):
+    probe, verdicts, _ = weak
+    pipeline = make_pipeline({"name": "tokens", "size": 40, "overlap": 0})
+    ctx = context(pipeline)
+    result = Runner(pipeline, RunnerConfig(concurrency=2)).run(probe.generate(ctx))
+    groups = group_records(result.records, probe.name)
+    failed = next(v for v in verdicts if v.failed)
+    by_role = groups[failed.evidence["question_id"]]
+    assert set(by_role) == {"chunked", "unsplit"}
+    assert failing_roles(probe, failed.evidence.model_dump(), by_role) == ("chunked",)

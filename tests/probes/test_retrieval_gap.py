@@ -9,13 +9,13 @@ import pytest
 
 from probeguard.core.cases import Case, Expected
 from probeguard.core.documents import Document
-from probeguard.core.pipeline import PipelineOutput, RetrievedChunk, Variation
+from probeguard.core.pipeline import Capability, PipelineOutput, RetrievedChunk, Variation
 from probeguard.core.records import CaseError, CaseRecord
-from probeguard.nlp.paraphrase import KINDS
+from probeguard.nlp.paraphrase import EVIDENCE_WORDING, KINDS, TARGETED
 from probeguard.pipeline.config import ReferencePipelineConfig
 from probeguard.pipeline.reference import ReferencePipeline
 from probeguard.probes.base import PROBES, JudgeContext, ProbeContext, group_records
-from probeguard.probes.retrieval_gap import RetrievalGap
+from probeguard.probes.retrieval_gap import GAP_KINDS, OUTCOMES, SEMANTIC, RetrievalGap
 from probeguard.runner.executor import Runner, RunnerConfig
 
 # Short policy texts whose questions use the documents' own wording: the synonym and jargon
@@ -128,12 +128,24 @@ def test_settings():
         "name": "retrieval_gap",
         "rank_delta_threshold": 2.0,
         "kinds": ["synonym"],
+        "targeted_terms": 3,
+        "recover": True,
+        "semantic_mode": "dense",
         "bootstrap_seed": 0,
     }
+    assert RetrievalGap().kinds == GAP_KINDS == (*KINDS, TARGETED)
     with pytest.raises(ValueError, match="unknown paraphrase kind"):
         RetrievalGap(kinds=("synonym", "llm"))
     with pytest.raises(ValueError, match="at least one"):
         RetrievalGap(kinds=())
+    with pytest.raises(ValueError, match="distinct"):
+        RetrievalGap(kinds=("synonym", "synonym"))
+    with pytest.raises(ValueError, match="targeted_terms"):
+        RetrievalGap(targeted_terms=-1)
+    with pytest.raises(ValueError, match="semantic_mode"):
+        RetrievalGap(semantic_mode=3)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="recover"):
+        RetrievalGap(recover="yes")  # type: ignore[arg-type]
 
 
 def test_generate_is_deterministic_and_valid():
@@ -153,11 +165,12 @@ def test_generate_is_deterministic_and_valid():
         assert case.id == f"retrieval_gap:{case.meta['group']}:{case.meta['role']}"
         assert case.meta["kind"] == case.meta["role"]
         if case.meta["role"] != "original":
-            assert case.meta["role"] in KINDS and case.question != case.meta["original"]
+            assert case.meta["role"] in (*GAP_KINDS, EVIDENCE_WORDING)
+            assert case.question != case.meta["original"]
     originals = [c for c in first if c.meta["role"] == "original"]
     assert [c.question for c in originals] == [q for _, q, _ in QUESTIONS]
     # every kind changes at least one question of this corpus
-    assert {c.meta["kind"] for c in first} == {"original", *KINDS}
+    assert {c.meta["kind"] for c in first} == {"original", *GAP_KINDS}
 
 
 def test_kinds_setting_limits_the_variants():
@@ -231,12 +244,16 @@ def test_a_variant_that_retrieves_nothing_lost_the_gold():
 
 
 def test_unscored_groups_say_why():
-    missed = _judge({"original": _output("a", "b"), "synonym": _output("gold")})
+    missed = _judge({"original": _output("a", "b"), "synonym": _output("c")})
     assert missed.failed is None
+    assert missed.evidence["outcome"] == "original_miss_unrecovered"
     assert missed.evidence["unscored"].startswith("gold evidence not retrieved for the original")
+    assert "no rewording recovers it" in missed.evidence["unscored"]
     errored = _judge({"original": _output("gold"), "synonym": None})
     assert errored.failed is None and "PipelineCallError" in errored.evidence["unscored"]
-    silent = _judge({"original": PipelineOutput(answer="a"), "synonym": _output("gold")})
+    broken = _judge({"original": None, "synonym": _output("gold")})
+    assert broken.failed is None and "the original call errored" in broken.evidence["unscored"]
+    silent = _judge({"original": PipelineOutput(answer="a"), "synonym": PipelineOutput(answer="b")})
     assert silent.failed is None and "no retrieved contexts" in silent.evidence["unscored"]
     alone = _judge({"original": _output("gold")})
     assert alone.failed is None and "no paraphrase" in alone.evidence["unscored"]
@@ -272,8 +289,201 @@ def test_summary_shapes(bm25):
     _, summary = bm25
     assert summary["groups"] == len(QUESTIONS) and summary["unscored"] == 0
     assert summary["mean_rank_delta"]["method"] == "bootstrap"
-    assert set(summary["kind_gap_rates"]) == set(KINDS) == set(summary["kind_mean_rank_delta"])
+    assert set(summary["kind_gap_rates"]) == set(GAP_KINDS) == set(summary["kind_mean_rank_delta"])
+    assert set(summary["kind_moved_rates"]) == set(GAP_KINDS)
+    assert list(summary["outcomes"]) == list(OUTCOMES)
+    assert sum(summary["outcomes"].values()) == len(QUESTIONS)
+    assert summary["original_misses"]["n"] == len(QUESTIONS)
     for estimate in summary["kind_gap_rates"].values():
         assert estimate["method"] == "wilson" and 0 < estimate["n"] <= len(QUESTIONS)
     empty = RetrievalGap().summarize([])
     assert empty["groups"] == 0 and math.isnan(empty["mean_rank_delta"]["value"])
+
+
+# -- original misses, errored rewordings, mechanism ---------------------------------------
+
+
+def test_an_original_miss_that_a_rewording_recovers_counts_against_the_retriever():
+    probe = RetrievalGap()
+    verdict = _judge(
+        {
+            "original": _output("a", "b"),
+            "synonym": _output("c"),
+            "evidence_wording": _output("b", "gold"),
+        }
+    )
+    evidence = probe.evidence_of(verdict)
+    assert verdict.failed is True and evidence.outcome == "original_miss"
+    assert evidence.original_rank is None and evidence.recovered_by == ["evidence_wording"]
+    assert "retrieved at rank 2 under the evidence_wording rewording" in evidence.reasons[0]
+    assert probe.failing_roles(evidence, ("original", "synonym", "evidence_wording")) == (
+        "original",
+    )
+    assert probe.failure_mechanism(evidence, "retriever") == "lexical_retrieval_miss"
+    assert probe.failure_mechanism(evidence, "generator") is None
+
+
+def test_a_gap_names_the_lexical_mechanism_and_a_held_group_none():
+    probe = RetrievalGap()
+    gap = probe.evidence_of(_judge({"original": _output("gold"), "targeted": _output("b", "c")}))
+    assert (
+        gap.outcome == "gap"
+        and probe.failure_mechanism(gap, "retriever") == "lexical_retrieval_miss"
+    )
+    held = probe.evidence_of(_judge({"original": _output("gold"), "targeted": _output("gold")}))
+    assert held.outcome == "held" and probe.failure_mechanism(held, "retriever") is None
+
+
+def test_an_original_that_retrieves_nothing_is_a_miss_when_the_pipeline_reports_contexts():
+    # BM25 retrieves nothing for a question with no word in common with the corpus.
+    verdict = _judge({"original": PipelineOutput(answer="a"), "semantic": _output("gold")})
+    assert verdict.failed is True and verdict.evidence["outcome"] == "original_miss"
+    assert verdict.evidence["recovered_by"] == ["semantic"]
+    assert "by dense retrieval of the question as written" in verdict.evidence["reasons"][0]
+
+
+def test_the_evidence_wording_rewording_does_not_count_in_a_gap():
+    verdict = _judge(
+        {
+            "original": _output("b", "gold"),
+            "synonym": _output("b", "gold"),
+            "evidence_wording": _output("gold"),
+        }
+    )
+    assert verdict.failed is False
+    assert [r["kind"] for r in verdict.evidence["variants"]] == ["synonym"]
+
+
+def test_errored_rewordings_follow_the_one_rule():
+    # Every role can decide, so an errored call unscores the group whatever the others show
+    # (a lost rewording included): whether a group is scored never depends on its outcome.
+    for outputs in (
+        {"original": _output("gold"), "synonym": _output("b"), "jargon": None},
+        {"original": _output("gold"), "synonym": _output("gold"), "jargon": None},
+        {"original": _output("a"), "synonym": _output("gold"), "jargon": None},
+        {"original": _output("a"), "synonym": _output("b"), "jargon": None},
+    ):
+        verdict = _judge(outputs)
+        assert verdict.failed is None
+        assert "the jargon call errored" in verdict.evidence["unscored"]
+
+
+def test_summary_counts_outcomes_and_per_kind_moves():
+    probe = RetrievalGap(kinds=("synonym", "targeted"))
+    verdicts = [
+        _judge({"original": _output("gold"), "synonym": _output("gold"), "targeted": _output("b")}),
+        _judge(
+            {
+                "original": _output("gold"),
+                "synonym": _output("b", "gold"),
+                "targeted": _output("gold"),
+            }
+        ),
+        _judge({"original": _output("a"), "synonym": _output("gold")}),
+        _judge({"original": _output("a"), "synonym": _output("b")}),
+    ]
+    summary = probe.summarize(verdicts)
+    assert summary.outcomes == {
+        "held": 1,
+        "gap": 1,
+        "original_miss": 1,
+        "original_miss_unrecovered": 1,
+    }
+    assert (summary.failure_rate.value, summary.failure_rate.n) == (2 / 3, 3)
+    assert (summary.original_misses.value, summary.original_misses.n) == (0.5, 4)
+    assert (summary.original_miss_recovered.value, summary.original_miss_recovered.n) == (0.5, 2)
+    assert (summary.kind_moved_rates["synonym"].value, summary.kind_moved_rates["synonym"].n) == (
+        0.5,
+        2,
+    )
+    assert summary.kind_gap_rates["targeted"].value == 0.5
+    assert summary.kind_mean_rank_delta["targeted"].value == 1.5  # (4 - 1) and (1 - 1)
+
+
+def test_targeted_rewording_aims_at_the_words_the_evidence_shares():
+    cases = RetrievalGap(kinds=("targeted",), recover=False).generate(context())
+    targeted_cases = [c for c in cases if c.meta["role"] == "targeted"]
+    assert targeted_cases
+    docs = dict(DOCS)
+    for case in targeted_cases:
+        assert case.meta["anchors"]
+        gold_text = docs[case.expected.evidence_doc_ids[0]].lower()
+        # at least one anchor is gone, and the words that replaced it are not in the evidence
+        assert any(a not in case.question.lower().split() for a in case.meta["anchors"])
+        assert all(a in gold_text for a in case.meta["anchors"])
+
+
+# -- synonym-worded questions: original misses, recovered by the semantic retriever --------
+
+# The same facts asked in other words than the documents use (no word of a document's key
+# terms): BM25 misses several as written; the dense MiniLM retriever finds them.
+SYNONYM_WORDED = [
+    ("refunds", "How long has a shopper got to send back a purchase and be repaid?"),
+    ("staff-discount", "What reduction do workers receive on merchandise?"),
+    ("shipping", "How quickly is a parcel dispatched?"),
+    ("deletion", "How soon is my profile erased once I request it?"),
+    ("late-fee", "What penalty applies to overdue equipment hire?"),
+    ("leave", "How long is the time off for new parents?"),
+    ("repairs", "Is fixing damaged camping shelters free?"),
+    ("support", "Which telephone line reaches the help desk?"),
+    ("membership", "What is the monthly subscription price?"),
+    ("travel", "What lodging allowance do employees get on business trips?"),
+    ("price-match", "If something I purchased gets cheaper, am I reimbursed?"),
+    ("security", "Where should I forward a phishing message?"),
+]
+
+
+def run_synonym_worded(retriever: dict) -> tuple[list, object]:
+    docs, _ = corpus()
+    questions = [
+        Case(id=f"s{i:02d}", question=q, expected=Expected(answers=("x",), evidence_doc_ids=(d,)))
+        for i, (d, q) in enumerate(SYNONYM_WORDED)
+    ]
+    config = ReferencePipelineConfig(
+        retriever=retriever,
+        embedder={"name": "minilm"},
+        top_k=TOP_K,
+        chunker={"name": "tokens", "size": 128, "overlap": 32},
+    )
+    pipeline = ReferencePipeline(docs, config)
+    ctx = ProbeContext(
+        documents=tuple(docs),
+        questions=tuple(questions),
+        top_k=TOP_K,
+        capabilities=pipeline.capabilities,
+    )
+    probe = RetrievalGap()
+    cases = probe.generate(ctx)
+    result = Runner(pipeline, RunnerConfig(concurrency=2)).run(cases)
+    groups = group_records(result.records, probe.name)
+    verdicts = [probe.judge(g, recs, JudgeContext(ctx)) for g, recs in groups.items()]
+    return cases, probe.summarize(verdicts)
+
+
+def test_the_semantic_role_is_asked_only_of_a_pipeline_that_switches_retrieval():
+    without = RetrievalGap().generate(context())
+    assert SEMANTIC not in {c.meta["role"] for c in without}
+    docs, questions = corpus()
+    ctx = ProbeContext(
+        documents=tuple(docs),
+        questions=tuple(questions),
+        top_k=TOP_K,
+        capabilities=frozenset({Capability.RETRIEVAL}),
+    )
+    semantic = [c for c in RetrievalGap().generate(ctx) if c.meta["role"] == SEMANTIC]
+    assert len(semantic) == len(QUESTIONS)
+    assert all(c.variation.retrieval == {"mode": "dense"} for c in semantic)
+    assert all(c.question == c.meta["original"] for c in semantic)
+    assert not [
+        c for c in RetrievalGap(semantic_mode=None).generate(ctx) if c.meta["role"] == SEMANTIC
+    ]
+    assert not [c for c in RetrievalGap(recover=False).generate(ctx) if c.meta["role"] == SEMANTIC]
+
+
+def test_synonym_worded_questions_separate_bm25_from_dense():
+    _, weak = run_synonym_worded({"name": "bm25"})
+    _, dense = run_synonym_worded({"name": "dense"})
+    assert weak.failure_rate.n == dense.failure_rate.n == len(SYNONYM_WORDED)
+    assert weak.outcomes["original_miss"] >= len(SYNONYM_WORDED) // 2  # found by meaning only
+    assert weak.failure_rate.low > dense.failure_rate.high  # the intervals separate
+    assert weak.original_misses.value > dense.original_misses.value

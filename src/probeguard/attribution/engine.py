@@ -19,26 +19,42 @@ applicable or not supported for some role is so for the failure.
 
 **Observed** (``decide.Observed``): the first failing role's output — gold evidence among the
 retrieved documents; the answer *supported* when at least ``SUPPORT`` of its content words
-(citations stripped) occur in the retrieved texts.
+(citations stripped) occur in the retrieved texts; an *injected instruction* when a document
+the case injected holds an attack phrase (``nlp.attack_phrases``).
+
+**Mechanism.** Each verdict names how its cause failed (``core.mechanisms`` id and words): the
+failing probe's own reading of its evidence (``Probe.failure_mechanism``) when it gives one,
+else the surgeon's (``mechanisms.read_mechanism``), which also names each contributing cause.
+
+**Reference pipeline.** ``pipeline_config`` is the reference pipeline's config (empty for any
+other pipeline): only then do recommendations carry a ``config_patch`` and a gate its backend.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from probeguard.attribution.config import AttributionConfig
-from probeguard.attribution.decide import CAUSES, Observed, decide
-from probeguard.attribution.recommend import CaseFacts, recommend, top_fixes, trusted_source_globs
-from probeguard.attribution.summary import AttributionSummary, TopFix
+from probeguard.attribution.decide import Decision, Observed, adopt_probe_reading, decide
+from probeguard.attribution.mechanisms import SUPPORT, FailureFacts, read_mechanism, supported_by
+from probeguard.attribution.recommend import (
+    CaseFacts,
+    Recommendation,
+    recommend,
+    trusted_source_globs,
+)
+from probeguard.attribution.summary import AttributionSummary, summarize_attribution
 from probeguard.attribution.swaps import SwapPlan, plan_swap
 from probeguard.core.cases import Case
 from probeguard.core.documents import Document
+from probeguard.core.mechanisms import describe
 from probeguard.core.pipeline import ORACLE_DOC_ID, Capability, PipelineOutput
 from probeguard.core.records import Attribution, CaseRecord, ProbeGroup, SwapOutcome, SwapRun
 from probeguard.metrics.gate import best_gate, gate_scores
 from probeguard.metrics.golden import score_golden_record
+from probeguard.nlp.attack_phrases import attack_phrases
 from probeguard.nlp.text import CITATION_MARKER, content_words
 from probeguard.probes.base import JudgeContext, Probe, ProbeContext, group_records
 
@@ -52,9 +68,6 @@ __all__ = [
     "observe",
     "summarize_attribution",
 ]
-
-SUPPORT = 0.75
-"""Least share of the answer's content words found in the contexts for it to be supported."""
 
 
 @dataclass
@@ -114,16 +127,20 @@ def observe(record: CaseRecord) -> Observed:
     """``Observed`` from one failing output (module docstring)."""
     out = record.output
     exp = record.case.expected
+    injected = any(attack_phrases(d.text) for d in record.case.variation.overlay)
     if out is None:
-        return Observed(abstain=exp.mode == "abstain")
+        return Observed(abstain=exp.mode == "abstain", injected_instruction=injected)
     docs = [r.doc_id for r in out.retrieved]
     gold = any(d in exp.evidence_doc_ids for d in docs) if exp.evidence_doc_ids and docs else None
-    words = content_words(CITATION_MARKER.sub(" ", out.answer))
     supported = None
-    if words and out.retrieved and not out.refused:
-        vocab = set(content_words(" ".join(r.text for r in out.retrieved)))
-        supported = sum(w in vocab for w in words) / len(words) >= SUPPORT
-    return Observed(abstain=exp.mode == "abstain", gold_retrieved=gold, answer_supported=supported)
+    if content_words(CITATION_MARKER.sub(" ", out.answer)) and out.retrieved and not out.refused:
+        supported = supported_by(out.answer, " ".join(r.text for r in out.retrieved))
+    return Observed(
+        abstain=exp.mode == "abstain",
+        gold_retrieved=gold,
+        answer_supported=supported,
+        injected_instruction=injected,
+    )
 
 
 @dataclass
@@ -206,19 +223,113 @@ def _facts(
     )
     out = record.output
     scores = [r.score for r in out.retrieved if r.score is not None] if out else []
-    backend = case.variation.retrieval.get("mode") or (pipeline_config.get("retriever") or {}).get(
-        "name"
-    )
     probe = failure.probe_obj
     return CaseFacts(
         hints=probe.case_fix_hints(case) if probe is not None else frozenset(),
         abstain=case.expected.mode == "abstain",
         removed_statuses=statuses,
         top_score=max(scores) if scores else None,
-        backend=backend,
+        backend=_backend(case, pipeline_config),
         pipeline=pipeline_config,
+        reference=bool(pipeline_config),
         calibrated_gate=dict(calibrated_gate) if calibrated_gate else None,
         trusted_sources=trusted_sources,
+        injected=bool(case.variation.overlay),
+    )
+
+
+def _failure_facts(
+    failure: Failure,
+    evidence: Sequence[SwapOutcome],
+    documents: Mapping[str, Document],
+    pipeline_config: Mapping[str, Any],
+    observed: Observed,
+    top_k: int,
+) -> FailureFacts:
+    """What the mechanism reading rests on (``mechanisms.FailureFacts``)."""
+    record = failure.records[failure.roles[0]]
+    case, out = record.case, record.output
+    swaps = {s.swap: s for s in evidence}
+    clean = swaps.get("clean_corpus")
+    removed = clean.removed_doc_ids if clean is not None else []
+    return FailureFacts(
+        observed=observed,
+        answer=out.answer if out is not None else "",
+        refused=bool(out is not None and out.refused),
+        retrieved_ids=tuple(r.doc_id for r in sorted(out.retrieved, key=lambda r: r.rank))
+        if out is not None
+        else (),
+        gold=tuple(documents[d] for d in case.expected.evidence_doc_ids if d in documents),
+        injected=tuple(case.variation.overlay),
+        removed=tuple(documents[d] for d in removed if d in documents),
+        swaps=swaps,
+        backend=_backend(case, pipeline_config),
+        reranked=bool(pipeline_config.get("reranker")),
+        top_k=int(case.variation.retrieval.get("top_k", top_k)),
+    )
+
+
+def _backend(case: Case, pipeline_config: Mapping[str, Any]) -> str | None:
+    """The retrieval backend a reference pipeline used for ``case`` (the case's own mode,
+    else the configured retriever); None for any other pipeline (not known)."""
+    if not pipeline_config:
+        return None
+    mode = case.variation.retrieval.get("mode")
+    return str(mode or (pipeline_config.get("retriever") or {}).get("name") or "") or None
+
+
+def _mechanism(failure: Failure, cause: str, facts: FailureFacts) -> tuple[str, str]:
+    """(mechanism id, who named it): the failing probe's own reading of its evidence
+    (``Probe.failure_mechanism``) when it has one, else the surgeon's
+    (``mechanisms.read_mechanism``)."""
+    probe = failure.probe_obj
+    if probe is not None:
+        named = probe.failure_mechanism(probe.read_evidence(failure.evidence), cause)
+        if named:
+            return named, "probe"
+    return read_mechanism(cause, facts), "surgeon"
+
+
+def _entry(
+    failure: Failure,
+    decision: Decision,
+    observed: Observed,
+    evidence: list[SwapOutcome],
+    rec: Recommendation | None,
+    mechanism: str,
+    by: str,
+    facts: FailureFacts,
+) -> Attribution:
+    """The verdict on one failure as ``run.json`` keeps it."""
+    contributing = []
+    for cause, named in decision.contributing:
+        mechanism_id = read_mechanism(cause, facts) if cause == "retriever" else named
+        contributing.append(
+            {"cause": cause, "mechanism": mechanism_id, "words": describe(mechanism_id)}
+        )
+    return Attribution(
+        kind=failure.kind,
+        probe=failure.probe,
+        group=failure.group,
+        case_ids=[failure.records[r].case.id for r in failure.roles],
+        cause=decision.cause,
+        also=list(decision.also),
+        reason=decision.reason,
+        basis=decision.basis,
+        row=decision.row,
+        notes=list(decision.notes),
+        observed={
+            "abstain": observed.abstain,
+            "gold_retrieved": observed.gold_retrieved,
+            "answer_supported": observed.answer_supported,
+            "injected_instruction": observed.injected_instruction,
+        },
+        swaps=evidence,
+        recommendation=rec.as_dict() if rec else None,
+        mechanism=mechanism,
+        mechanism_words=describe(mechanism),
+        mechanism_by="probe" if by == "probe" else "surgeon",
+        contributing=contributing,
     )
 
 
@@ -235,7 +346,9 @@ def attribute(
     jctx: JudgeContext | None = None,
 ) -> AttributionResult:
     """Attribute the failures among ``records``/``groups`` (module docstring). ``runner``
-    is a ``Runner`` over the scanned pipeline; it makes every re-run, in one ``run`` call."""
+    is a ``Runner`` over the scanned pipeline; it makes every re-run, in one ``run`` call.
+    ``pipeline_config``: the reference pipeline's config; empty or None for any other
+    pipeline (recommendations are then sentences, without a patch)."""
     config = config or AttributionConfig()
     caps = frozenset(capabilities if capabilities is not None else ctx.capabilities)
     pcfg = dict(pipeline_config or {})
@@ -327,30 +440,15 @@ def attribute(
             )
         observed = observe(failure.records[failure.roles[0]])
         decision = decide(outcomes, observed)
-        rec = recommend(
-            decision.cause, _facts(failure, plans, documents, pcfg, calibrated, trusted)
-        )
-        entries.append(
-            Attribution(
-                kind=failure.kind,
-                probe=failure.probe,
-                group=failure.group,
-                case_ids=[failure.records[r].case.id for r in failure.roles],
-                cause=decision.cause,
-                also=list(decision.also),
-                reason=decision.reason,
-                basis=decision.basis,
-                row=decision.row,
-                notes=list(decision.notes),
-                observed={
-                    "abstain": observed.abstain,
-                    "gold_retrieved": observed.gold_retrieved,
-                    "answer_supported": observed.answer_supported,
-                },
-                swaps=evidence,
-                recommendation=rec.as_dict() if rec else None,
+        facts = _failure_facts(failure, evidence, documents, pcfg, observed, ctx.top_k)
+        mechanism, by = _mechanism(failure, decision.cause, facts)
+        if by == "probe":
+            decision = adopt_probe_reading(
+                decision, failure.probe, mechanism, read_mechanism(decision.cause, facts)
             )
-        )
+        case_facts = _facts(failure, plans, documents, pcfg, calibrated, trusted)
+        rec = recommend(decision.cause, replace(case_facts, mechanism=mechanism))
+        entries.append(_entry(failure, decision, observed, evidence, rec, mechanism, by, facts))
     summary = summarize_attribution(
         entries,
         failures=len(failures),
@@ -359,42 +457,3 @@ def attribute(
         calls=result.stats.calls if result is not None else 0,
     )
     return AttributionResult(entries, summary)
-
-
-def summarize_attribution(
-    entries: Sequence[Attribution],
-    *,
-    failures: int,
-    config: AttributionConfig,
-    reruns: int = 0,
-    calls: int = 0,
-) -> AttributionSummary:
-    """``summary.attribution``: counts per cause (overall and per probe), the swaps that
-    could not run, and the top fixes."""
-    counts = {c: sum(1 for e in entries if e.cause == c) for c in CAUSES}
-    per_probe: dict[str, dict[str, int]] = {}
-    for e in entries:
-        row = per_probe.setdefault(e.probe, {})
-        row[e.cause] = row.get(e.cause, 0) + 1
-    not_run: dict[str, dict[str, int]] = {}
-    for e in entries:
-        for s in e.swaps:
-            if s.outcome in ("not_applicable", "unsupported", "error"):
-                row = not_run.setdefault(s.swap, {})
-                row[s.outcome] = row.get(s.outcome, 0) + 1
-    return AttributionSummary(
-        enabled=config.enabled,
-        failures=failures,
-        attributed=len(entries),
-        skipped=max(0, failures - len(entries)),
-        max_cases=config.max_cases,
-        swaps=list(config.swaps),
-        reruns=reruns,
-        calls=calls,
-        causes=counts,
-        per_probe=per_probe,
-        swaps_not_run=not_run,
-        top_fixes=[
-            TopFix.model_validate(f) for f in top_fixes([e.recommendation for e in entries])
-        ],
-    )

@@ -11,9 +11,9 @@ overlay, paraphrase or retrieval-only flag stays in place unless the swap is abo
 | ``whole_document`` | ``chunking="document"``                                             | chunking   |
 | ``better_retrieval``| ``retrieval = {mode: "hybrid", top_k: 2·k}`` (``query_expansion``  | retrieval  |
 |                    | too, where the pipeline offers defences)                            |            |
-| ``clean_corpus``   | no ``overlay``; ``exclude_doc_ids`` += the conflicting corpus       | mask (only |
-|                    | documents (``conflicting_docs``); N/A when there is nothing to      | when it    |
-|                    | remove                                                              | masks)     |
+| ``clean_corpus``   | no ``overlay``; ``exclude_doc_ids`` += the corpus documents that    | mask (only |
+|                    | conflict with the gold evidence on the asked fact, or that a probe  | when it    |
+|                    | names (``conflicting_docs``); N/A when there is nothing to remove   | masks)     |
 | ``hardened_prompt``| ``prompt="hardened"`` (+ ``defences = {sanitise, spotlight}`` where | prompt_override |
 |                    | the pipeline offers defences)                                       |            |
 
@@ -27,6 +27,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from probeguard.attribution.conflicts import conflicting_with_gold, linked_to
 from probeguard.core.cases import Case
 from probeguard.core.documents import Document
 from probeguard.core.pipeline import Capability, RetrievedChunk, Variation
@@ -51,10 +52,8 @@ SWAPS: tuple[str, ...] = (
 """Every swap, in the order they are planned and reported."""
 
 CONFLICT_STATUSES = OUTDATED_STATUSES
-"""``metadata["status"]`` values of documents that conflict with a current version (the
-ones the ``demote_archived`` defence ranks down)."""
-
-_LINKS = ("supersedes", "superseded_by", "near_duplicate_of", "duplicate_of")
+"""``metadata["status"]`` values of outdated versions (the ones the ``demote_archived``
+defence ranks down); recommendations read them from the masked documents."""
 
 
 @dataclass(frozen=True)
@@ -77,51 +76,31 @@ def defences_supported(capabilities: Iterable[Capability]) -> bool:
     return Capability.DEFENCES in frozenset(capabilities)
 
 
-def _linked(doc: Document) -> set[str]:
-    out: set[str] = set()
-    for key in _LINKS:
-        value = doc.metadata.get(key)
-        if isinstance(value, str):
-            out.add(value)
-        elif isinstance(value, (list, tuple)):
-            out.update(str(v) for v in value)
-    return out
-
-
-def _is_conflicting(doc: Document) -> bool:
-    status = str(doc.metadata.get("status", "")).lower()
-    return status in CONFLICT_STATUSES or bool(doc.metadata.get("superseded_by"))
-
-
 def conflicting_docs(
     case: Case,
     documents: Mapping[str, Document],
     retrieved: Sequence[RetrievedChunk] = (),
     named: Iterable[str] = (),
 ) -> tuple[str, ...]:
-    """Corpus documents that compete with the gold evidence, to mask for a clean corpus:
+    """Corpus documents implicated in the failure, to mask for a clean corpus:
 
     * ``named``: documents a probe's evidence names (e.g. a premise's source);
-    * every non-gold corpus document *linked* to a gold document through ``supersedes``,
-      ``superseded_by``, ``near_duplicate_of`` or ``duplicate_of`` (in either direction)
-      whose status is archived/superseded/draft (``CONFLICT_STATUSES``) or that names a
-      ``superseded_by``;
-    * every retrieved non-gold corpus document with such a status.
+    * corpus documents that conflict with the gold evidence on the asked fact
+      (``conflicts``): linked to a gold document through ``supersedes``,
+      ``superseded_by``, ``near_duplicate_of`` or ``duplicate_of`` (either direction), or
+      retrieved for the case and sharing a gold document's title or topic, **and** stating
+      the asked fact differently (another number, date or name in the answering sentence).
 
-    Gold documents are never masked. Sorted ids."""
-    gold = set(case.expected.evidence_doc_ids)
-    out = {d for d in named if d in documents and d not in gold}
-    for g in gold:
-        doc = documents.get(g)
-        linked = _linked(doc) if doc is not None else set()
-        linked |= {i for i, d in documents.items() if g in _linked(d)}
-        out |= {
-            i for i in linked if i not in gold and i in documents and _is_conflicting(documents[i])
-        }
-    for r in retrieved:
-        doc = documents.get(r.doc_id)
-        if doc is not None and r.doc_id not in gold and _is_conflicting(doc):
-            out.add(r.doc_id)
+    A retrieved archived document unrelated to the gold evidence is not masked: its status
+    alone does not implicate it. Gold documents are never masked. Sorted ids."""
+    gold_ids = set(case.expected.evidence_doc_ids)
+    out = {d for d in named if d in documents and d not in gold_ids}
+    gold = [documents[g] for g in case.expected.evidence_doc_ids if g in documents]
+    if gold:
+        ids = linked_to(gold, documents) | {r.doc_id for r in retrieved if r.doc_id in documents}
+        candidates = [documents[i] for i in sorted(ids - gold_ids)]
+        q, answers = case.question, case.expected.answers
+        out |= conflicting_with_gold(gold, candidates, q, answers)
     return tuple(sorted(out))
 
 

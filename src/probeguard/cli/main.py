@@ -104,6 +104,9 @@ def scan(
             f"  causes of {attribution.attributed} attributed failures: {causes}; "
             f"verify the fixes with: probeguard fix {result.out_dir}"
         )
+        if attribution.mechanisms:  # None in run logs older than mechanisms
+            mechanisms = ", ".join(f"{m} {n}" for m, n in attribution.mechanisms.items())
+            click.echo(f"  mechanisms: {mechanisms}")
     click.echo(f"report: {result.report_path}")
     click.echo(f"run log: {result.run_path}")
 
@@ -392,9 +395,9 @@ def fix_command(
 @click.argument("kind", required=False, default="run", type=click.Choice(list(ARTIFACTS)))
 def schema(kind: str) -> None:
     """Print the JSON schema of an artefact: run (run.json, the default), eval (eval.json),
-    fix (fix.json), sweep (comparison.json), bench (bench poisonedrag's bench.json) or
-    bench-judge (bench judge's bench.json); bench-squad, bench-rgb, bench-clapnq (those benches'
-    bench.json)."""
+    fix (fix.json), sweep (comparison.json), bench (bench poisonedrag's bench.json),
+    bench-judge (bench judge's bench.json), bench-judges (bench judges' bench.json);
+    bench-squad, bench-rgb, bench-clapnq (those benches' bench.json)."""
 
     click.echo(json.dumps(json_schema(kind), indent=2, sort_keys=True))
 

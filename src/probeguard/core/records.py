@@ -154,3 +154,16 @@ class Attribution(BaseModel):
     swaps: list[SwapOutcome] = Field(default_factory=list)
     recommendation: dict[str, Any] | None = None
     """``{cause, title, config_patch, other_pipelines, why}`` (``attribution.recommend``)."""
+    mechanism: str | None = Field(default=None, exclude_if=lambda v: v is None)
+    """How the cause failed: a ``core.mechanisms`` id (``attribution.mechanisms``); None
+    (left out) in run logs written before mechanisms were named."""
+    mechanism_words: str | None = Field(default=None, exclude_if=lambda v: v is None)
+    """The mechanism in words (``core.mechanisms.describe``)."""
+    mechanism_by: Literal["probe", "surgeon"] | None = Field(
+        default=None, exclude_if=lambda v: v is None
+    )
+    """Who named the mechanism: the failing probe (``Probe.failure_mechanism``) or the
+    surgeon's reading of its swaps."""
+    contributing: list[dict[str, str]] | None = Field(default=None, exclude_if=lambda v: v is None)
+    """Other components that bore on the failure: ``{cause, mechanism, words}`` each
+    (``attribution.decide``)."""

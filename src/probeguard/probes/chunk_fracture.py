@@ -1,33 +1,39 @@
-"""Chunk fracture: gold evidence that chunking hides from the pipeline.
+"""Chunk fracture: gold evidence that chunking splits, and answers lost *because* of it.
 
 Per answerable golden question (``ProbeContext.answerable()``) one group of two cases, the
-question asked twice:
+question asked twice through the runner:
 
 - ``chunked``: the pipeline as configured (the same call as the golden set's, so it is made
   once);
-- ``document``: ``Variation(chunking="document")``, retrieval over whole documents (retrieval
-  only, when the pipeline offers it: the probe reads ranks, not that answer).
+- ``unsplit``: ``Variation(chunking="document")``: the same evidence unsplit (retrieval and
+  generation over whole documents; the surgeon's ``whole_document`` swap, so attribution
+  re-uses the cached call). It is the control: never a failing role.
 
-Two failures are judged:
+Two readings say whether the evidence was **split** (``fracture_outcome.evidence_split``):
 
-(a) **Retrieval fracture**: a gold document in the whole-document retrieval's results that the
-    chunked retrieval does not return at all (``dropped``). Both rank lists are kept: document
-    ids by best rank (several chunks of one document count once, ``metrics.retrieval.dedupe``).
-    (a) is unscored only when neither call reports retrieved contexts; one empty list is a
-    real result (nothing retrieved).
-(b) **Boundary fracture**: the gold evidence span straddles a chunk boundary *and* the answer
-    is lost. The span is the *answer-bearing sentence* of each gold document
-    (``answer_span``: a ``probeguard.nlp.text.sentence_spans`` sentence containing a gold answer
-    string by ``contains_answer``; when several do, the one sharing most content words with the
+(a) **Retrieval drop**: a gold document in the unsplit call's results that the chunked call
+    does not retrieve at all (``dropped``). Both rank lists are kept: document ids by best
+    rank (several chunks of one document count once, ``metrics.retrieval.dedupe``). Unknown
+    when neither call reports retrieved contexts (one empty list is a real result) or when the
+    unsplit call errored.
+(b) **Boundary straddle**: the gold evidence span straddles a chunk boundary. The span is the
+    *answer-bearing sentence* of each gold document (``answer_span``: a
+    ``probeguard.nlp.text.sentence_spans`` sentence containing a gold answer string by
+    ``contains_answer``; when several do, the one sharing most content words with the
     question, then the earliest). It straddles when no single chunk of the pipeline's own
-    chunking (``ProbeContext.chunks``, character offsets) contains all of it. The answer
-    *survives* when the chunked answer still contains a gold answer string. When the pipeline
-    does not expose its chunks (``ctx.chunks is None``), (b) is unscored for every group and
-    the evidence says so; when no gold document holds a sentence with a gold answer, (b) is
-    unscored for that group.
+    chunking (``ProbeContext.chunks``, character offsets) contains all of it. Unknown when
+    the pipeline does not expose its chunks (``ctx.chunks is None``) or no gold document
+    holds a sentence with a gold answer.
 
-A group fails on (a) or on (b) — span straddles and answer lost. It is judged when (a) or (b)
-can be; otherwise (an errored call, no retrieved contexts and no span) it is unscored.
+The answer is **lost** when the chunked answer contains no gold answer string. A group
+**fails** (outcome ``fracture``) only when the evidence was split, the answer lost, *and* the
+unsplit answer contains a gold answer string: the fracture is then the failure's mechanism
+(``chunk_boundary``). Lost on both is ``lost_unsplit_too``: counted apart, not a failure of
+this probe (a conservative generator refuses with whole documents as well; that loss is not
+the chunker's). The other outcomes are ``survived``, ``not_split`` and ``unscored``
+(``fracture_outcome`` has the rules). The one rule for errored cases
+(``Probe.errored_unscored``): both roles can decide the verdict, so a group with an errored
+(or missing) call is unscored, whatever the other call shows.
 
 **Chunking sweep.** The spans are located, and their straddling measured, in ``generate``: a
 pure computation over the context's documents (no pipeline calls). For every chunker spec in
@@ -47,14 +53,26 @@ from typing import Any
 from probeguard.core.cases import Case
 from probeguard.core.documents import Chunk
 from probeguard.core.estimate import Estimate
-from probeguard.core.pipeline import Capability
+from probeguard.core.pipeline import Capability, PipelineOutput, Variation
 from probeguard.core.records import CaseRecord
 from probeguard.corpus.chunkers import make_chunker
 from probeguard.corpus.chunking_base import Chunker
 from probeguard.metrics.retrieval import dedupe
-from probeguard.nlp.text import contains_answer, content_words, sentence_spans
-from probeguard.pipeline.reference import chunking_spec
+from probeguard.nlp.text import contains_answer
 from probeguard.probes.base import Headline, JudgeContext, Probe, ProbeContext, ProbeVerdict, probe
+from probeguard.probes.fracture_outcome import (
+    FAILING_OUTCOME,
+    OUTCOMES,
+    evidence_split,
+    fracture_outcome,
+)
+from probeguard.probes.fracture_spans import (
+    answer_span,
+    chunker_label,
+    containing_chunks,
+    straddles,
+    sweep_spec,
+)
 from probeguard.probes.models import EvidenceModel, ProbeEvidence, ProbeSummary, SummaryModel
 from probeguard.stats import proportion, wilson
 
@@ -79,7 +97,8 @@ DEFAULT_SWEEP: tuple[dict[str, Any], ...] = (
 )
 """Chunkings the sweep measures by default (token windows: size/overlap)."""
 
-ROLES = ("chunked", "document")
+ROLES = ("chunked", "unsplit")
+"""The split call and its unsplit control (module docstring)."""
 
 
 class AnswerSpan(EvidenceModel):
@@ -110,9 +129,16 @@ class FractureEvidence(ProbeEvidence):
     dropped: list[str] = []
     """Gold documents whole-document retrieval finds and chunked retrieval does not."""
     retrieval_fracture: bool | None = None
+    """A gold document was dropped (``dropped`` not empty; None: unknown)."""
     answer_survived: bool | None = None
+    """The chunked answer holds a gold answer string."""
+    unsplit_answered: bool | None = None
+    """The unsplit (whole-document) answer holds a gold answer string (None: not read)."""
     boundary_straddles: bool | None = None
     boundary_fracture: bool | None = None
+    """An answer sentence straddles a boundary and the outcome is ``fracture``."""
+    outcome: str = "unscored"
+    """The group's outcome (``fracture_outcome.OUTCOMES``); only ``fracture`` fails."""
     partly_unscored: list[str] = []
     reasons: list[str] = []
 
@@ -125,81 +151,111 @@ class SweepRow(SummaryModel):
 
 class FractureSummary(ProbeSummary):
     retrieval_fracture_rate: Estimate
+    """Per question, a gold document dropped by chunked retrieval (whatever the answer)."""
     boundary_straddle_rate: Estimate
     boundary_fracture_rate: Estimate
+    lost_unsplit_too_rate: Estimate
+    """Per judged group, the evidence split and the answer lost with whole documents too:
+    losses this probe does not count as fractures."""
+    unsplit_repair_rate: Estimate
+    """Among groups whose evidence was split and answer lost, the share the unsplit evidence
+    repairs (``fracture`` over ``fracture`` + ``lost_unsplit_too``): how much of the loss on
+    split evidence is the chunker's."""
+    outcomes: dict[str, int]
+    """Groups per outcome (every key of ``OUTCOMES``, zeros included)."""
     pipeline_span_straddle_rate: Estimate
     """Per span, under the pipeline's own chunks."""
     chunking_sweep: list[SweepRow]
     """Per chunker of the sweep, the share of spans that straddle a boundary."""
 
 
-def answer_span(text: str, answers: Sequence[str], question: str = "") -> tuple[int, int] | None:
-    """``(start, end)`` of the answer-bearing sentence of ``text``: a sentence containing one
-    of ``answers`` (normalised containment); among several, the one sharing most content
-    words with ``question``, then the earliest. None when no sentence contains an answer."""
-    found = [
-        (s, e)
-        for s, e in sentence_spans(text)
-        if any(contains_answer(text[s:e], a) for a in answers)
-    ]
-    if not found:
+def _unscored(evidence: FractureEvidence, why: str) -> ProbeVerdict:
+    evidence.outcome = "unscored"
+    evidence.unscored = why
+    return ProbeVerdict(None, evidence)
+
+
+def _retrieval(
+    evidence: FractureEvidence,
+    gold: Sequence[str],
+    outputs: Mapping[str, PipelineOutput],
+    unscored: list[str],
+) -> bool | None:
+    """Reading (a): records each role's document ids by best rank and the gold ranks, and
+    returns whether a gold document was dropped (None: unknown, the reason in ``unscored``)."""
+    lists = {
+        role: dedupe(r.doc_id for r in sorted(out.retrieved, key=lambda r: r.rank))
+        for role, out in outputs.items()
+    }
+    evidence.retrieved = lists
+    evidence.ranks = {
+        role: {g: (ids.index(g) + 1 if g in ids else None) for g in gold}
+        for role, ids in lists.items()
+    }
+    if not lists["chunked"] and not lists["unsplit"]:
+        unscored.append("retrieval: the pipeline reported no retrieved contexts")
         return None
-    asked = set(content_words(question))
-    return max(found, key=lambda se: (len(asked & set(content_words(text[se[0] : se[1]]))), -se[0]))
+    evidence.dropped = [g for g in gold if g in lists["unsplit"] and g not in lists["chunked"]]
+    evidence.retrieval_fracture = bool(evidence.dropped)
+    return evidence.retrieval_fracture
 
 
-def straddles(span: tuple[int, int], bounds: Sequence[tuple[int, int]]) -> bool:
-    """True when no chunk ``(start, end)`` in ``bounds`` contains the whole ``span``."""
-    s, e = span
-    return not any(cs <= s and ce >= e for cs, ce in bounds)
-
-
-def containing_chunks(span: tuple[int, int], chunks: Sequence[Chunk]) -> tuple[bool, list[str]]:
-    """``(straddles, chunk ids)``: the first chunk holding the whole span (not straddling), or
-    every chunk overlapping it (the chunks the boundary splits it across)."""
-    s, e = span
-    for chunk in chunks:
-        if chunk.start <= s and chunk.end >= e:
-            return False, [chunk.id]
-    return True, [c.id for c in chunks if c.start < e and c.end > s]
-
-
-def chunker_label(config: Mapping[str, Any]) -> str:
-    """A short name for a chunker config: ``tokens-128-32``, ``sentences-128-0``,
-    ``document``."""
-    name = str(config.get("name"))
-    if name == "tokens":
-        return f"tokens-{config.get('size')}-{config.get('overlap')}"
-    if name == "sentences":
-        return f"sentences-{config.get('max_tokens')}-{config.get('overlap_sentences')}"
-    return name
-
-
-def _spec(item: Mapping[str, Any] | str, tokenizer: str) -> dict[str, Any]:
-    if isinstance(item, str):
-        spec = chunking_spec(item)
-    elif isinstance(item, Mapping):
-        spec = dict(item)
-    else:
-        raise ValueError(
-            f"chunk_fracture: a sweep entry must be a chunker config mapping or a "
-            f"name like 'tokens-128-32', got {item!r}"
+def _boundary(evidence: FractureEvidence, chunks_known: bool, unscored: list[str]) -> bool | None:
+    """Reading (b): whether an answer sentence straddles a boundary of the pipeline's chunks
+    (None: unknown, the reason in ``unscored``)."""
+    judged = [s for s in evidence.spans if s.straddles is not None]
+    if not chunks_known:
+        unscored.append("boundary: the pipeline does not expose its chunks")
+        return None
+    if not judged:
+        unscored.append(
+            "boundary: no answer-bearing sentence found in the gold documents"
+            if not evidence.spans
+            else "boundary: the gold documents have no chunks"
         )
-    if spec.get("name") in ("tokens", "sentences"):
-        spec.setdefault("tokenizer", tokenizer)
-    return spec
+        return None
+    evidence.boundary_straddles = any(s.straddles for s in judged)
+    return evidence.boundary_straddles
+
+
+def _reasons(evidence: FractureEvidence, outcome: str) -> list[str]:
+    """What split the evidence, and what the unsplit control showed, in words."""
+    if outcome not in (FAILING_OUTCOME, "lost_unsplit_too"):
+        return []
+    reasons = [
+        f"the answer sentence {s.doc_id}[{s.start}:{s.end}] is split across chunks "
+        f"{', '.join(s.chunk_ids)}"
+        for s in evidence.spans
+        if s.straddles
+    ]
+    whole = evidence.ranks.get("unsplit", {})
+    reasons += [
+        f"gold document {g} is rank {whole.get(g)} with whole-document retrieval but not "
+        f"retrieved from chunks"
+        for g in evidence.dropped
+    ]
+    if outcome == FAILING_OUTCOME:
+        reasons.append("the chunked answer lost the answer; with whole documents it is answered")
+    else:
+        found = [f"{g} at rank {r}" for g, r in whole.items() if r is not None]
+        where = "gold " + ", ".join(found) if found else "no gold document retrieved"
+        reasons.append(
+            f"the answer is lost with whole documents too ({where}): not a fracture, the "
+            f"loss is not the chunker's"
+        )
+    return reasons
 
 
 @probe("chunk_fracture")
 class ChunkFracture(Probe[FractureEvidence]):
-    """Chunked vs whole-document retrieval, and answer sentences split by chunk boundaries
-    (module docstring). Settings: ``sweep`` (chunker configs or names such as
-    ``"tokens-256-64"``) and ``tokenizer`` for the sweep's token chunkers."""
+    """Answers the chunking loses: split evidence, the answer lost, and an unsplit control
+    (whole documents) that answers (module docstring). Settings: ``sweep`` (chunker configs
+    or names such as ``"tokens-256-64"``) and ``tokenizer`` for the sweep's token chunkers."""
 
     goal = (
-        "Gold evidence hidden by chunking: a gold document whole-document retrieval finds "
-        "but chunked retrieval drops, or an answer sentence split across a chunk boundary "
-        "so that the answer is lost."
+        "Answers lost because chunking split the gold evidence: an answer sentence split "
+        "across a chunk boundary, or a gold document chunked retrieval drops, where the same "
+        "question over whole documents is answered (lost there too: counted apart)."
     )
     requires = frozenset({Capability.CHUNKING})
     overlap_weight = 0.15
@@ -217,7 +273,7 @@ class ChunkFracture(Probe[FractureEvidence]):
         self._sweep: list[tuple[str, Chunker]] = []
         labels: set[str] = set()
         for item in sweep:
-            chunker = make_chunker(_spec(item, tokenizer))
+            chunker = make_chunker(sweep_spec(item, tokenizer))
             label = chunker_label(chunker.config())
             if label in labels:
                 raise ValueError(f"chunk_fracture: sweep lists {label!r} twice")
@@ -291,9 +347,9 @@ class ChunkFracture(Probe[FractureEvidence]):
             cases.append(
                 self.case(
                     question.id,
-                    "document",
+                    "unsplit",
                     question.question,
-                    variation=ctx.retrieval_variation(chunking="document"),
+                    variation=Variation(chunking="document"),
                     expected=question.expected,
                     meta={"question_id": question.id},
                 )
@@ -311,97 +367,56 @@ class ChunkFracture(Probe[FractureEvidence]):
             spans=list(meta.get("spans", [])),
             unlocated=list(meta.get("unlocated", [])),
         )
-        for role in ROLES:
-            record = records.get(role)
-            if record is None:
-                evidence.unscored = f"no record for role '{role}'"
-                return ProbeVerdict(None, evidence)
-            if record.output is None:
-                err = record.error
-                why = f"{err.type}: {err.message}" if err else "no output"
-                evidence.unscored = f"the '{role}' call failed ({why})"
-                return ProbeVerdict(None, evidence)
-        assert chunked is not None
-        document = records["document"]
-        assert chunked.output is not None and document.output is not None
-        expected = chunked.case.expected
-        gold = list(expected.evidence_doc_ids)
-        reasons: list[str] = []
+        missing = [f"no record for role '{role}'" for role in ROLES if role not in records]
+        errored = self.errored_unscored(records)
+        if missing or errored:
+            return _unscored(evidence, "; ".join([*missing, *([errored] if errored else [])]))
+        chunked, unsplit = records["chunked"], records["unsplit"]
+        assert chunked.output is not None and unsplit.output is not None
+        answers = chunked.case.expected.answers
+        lost = not any(contains_answer(chunked.output.answer, a) for a in answers)
+        evidence.answer_survived = not lost
         unscored: list[str] = []
-
-        # (a) retrieval fracture
-        outputs = {"chunked": chunked.output, "document": document.output}
-        lists = {
-            role: dedupe(r.doc_id for r in sorted(out.retrieved, key=lambda r: r.rank))
-            for role, out in outputs.items()
-        }
-        evidence.retrieved = lists
-        evidence.ranks = {
-            role: {g: (lists[role].index(g) + 1 if g in lists[role] else None) for g in gold}
-            for role in ROLES
-        }
-        retrieval: bool | None
-        if not lists["chunked"] and not lists["document"]:
-            retrieval = None
-            unscored.append("retrieval: the pipeline reported no retrieved contexts")
-        else:
-            dropped = [g for g in gold if g in lists["document"] and g not in lists["chunked"]]
-            evidence.dropped = dropped
-            retrieval = bool(dropped)
-            for g in dropped:
-                reasons.append(
-                    f"gold document {g} is rank {lists['document'].index(g) + 1} "
-                    f"with whole-document retrieval but not retrieved from chunks"
-                )
-        evidence.retrieval_fracture = retrieval
-
-        # (b) boundary fracture
-        spans = evidence.spans
-        boundary: bool | None = None
-        straddling: bool | None = None
-        survived = any(contains_answer(chunked.output.answer, a) for a in expected.answers)
-        evidence.answer_survived = survived
-        judged_spans = [s for s in spans if s.straddles is not None]
-        if not meta.get("chunks_known", False):
-            unscored.append("boundary: the pipeline does not expose its chunks")
-        elif not judged_spans:
-            unscored.append(
-                "boundary: no answer-bearing sentence found in the gold documents"
-                if not spans
-                else "boundary: the gold documents have no chunks"
-            )
-        else:
-            straddling = any(s.straddles for s in judged_spans)
-            boundary = straddling and not survived
-            if boundary:
-                for s in judged_spans:
-                    if s.straddles:
-                        reasons.append(
-                            f"the answer sentence {s.doc_id}[{s.start}:{s.end}] is split "
-                            f"across chunks {', '.join(s.chunk_ids)} and the answer lost it"
-                        )
-        evidence.boundary_straddles = straddling
-        evidence.boundary_fracture = boundary
-        if unscored:
-            evidence.partly_unscored = unscored
-        if retrieval is None and boundary is None:
-            evidence.unscored = "; ".join(unscored)
-            return ProbeVerdict(None, evidence)
-        failed = bool(retrieval) or bool(boundary)
-        evidence.reasons = reasons
+        outputs = {"chunked": chunked.output, "unsplit": unsplit.output}
+        dropped = _retrieval(evidence, chunked.case.expected.evidence_doc_ids, outputs, unscored)
+        straddling = _boundary(evidence, bool(meta.get("chunks_known", False)), unscored)
+        evidence.unsplit_answered = any(contains_answer(unsplit.output.answer, a) for a in answers)
+        split = evidence_split(straddling, dropped)
+        outcome = fracture_outcome(split, lost, evidence.unsplit_answered)
+        evidence.outcome = outcome
+        evidence.partly_unscored = unscored
+        if outcome == "unscored":
+            return _unscored(evidence, "; ".join(unscored))
+        failed = outcome == FAILING_OUTCOME
+        if straddling is not None:
+            evidence.boundary_fracture = bool(straddling) and failed
+        evidence.reasons = _reasons(evidence, outcome)
         return ProbeVerdict(failed, evidence)
 
     def failing_roles(self, evidence: FractureEvidence, roles: Sequence[str]) -> tuple[str, ...]:
-        """The chunked call: the whole-document one is the control."""
+        """The chunked call: the unsplit one is the control, never re-run as a failure."""
         return ("chunked",)
+
+    def failure_mechanism(self, evidence: FractureEvidence, cause: str) -> str | None:
+        """``chunk_boundary`` for a fracture (the unsplit evidence repaired the answer, so the
+        split is how it failed); otherwise the surgeon's own reading."""
+        return "chunk_boundary" if evidence.outcome == FAILING_OUTCOME else None
 
     # -- summarize ----------------------------------------------------------------------
     def summarize(self, verdicts: Sequence[ProbeVerdict]) -> FractureSummary:
         """Base fields plus ``retrieval_fracture_rate``, ``boundary_straddle_rate`` and
         ``boundary_fracture_rate`` (per question, over the groups where each is judged),
+        ``outcomes`` (groups per outcome), ``lost_unsplit_too_rate`` (over judged groups),
+        ``unsplit_repair_rate`` (fractures over groups whose split evidence lost the answer),
         ``pipeline_span_straddle_rate`` (per span, the pipeline's own chunks) and
         ``chunking_sweep`` (per span and chunker spec, see the module docstring)."""
         evidence = [self.evidence_of(v) for v in verdicts]
+        judged = [
+            e.outcome for v, e in zip(verdicts, evidence, strict=True) if v.failed is not None
+        ]
+        lost_split = [
+            o == FAILING_OUTCOME for o in judged if o in (FAILING_OUTCOME, "lost_unsplit_too")
+        ]
         spans = [s for e in evidence for s in e.spans]
         sweep = []
         for label, chunker in self._sweep:
@@ -424,6 +439,9 @@ class ChunkFracture(Probe[FractureEvidence]):
             boundary_fracture_rate=proportion(
                 [e.boundary_fracture for e in evidence if e.boundary_fracture is not None]
             ),
+            lost_unsplit_too_rate=proportion([o == "lost_unsplit_too" for o in judged]),
+            unsplit_repair_rate=proportion(lost_split),
+            outcomes={o: sum(e.outcome == o for e in evidence) for o in OUTCOMES},
             pipeline_span_straddle_rate=proportion(
                 [bool(s.straddles) for s in spans if s.straddles is not None]
             ),

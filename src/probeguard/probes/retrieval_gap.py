@@ -2,97 +2,129 @@
 
 Per answerable golden question one group: role ``original`` (the question as written — the
 golden set's own call, made once) and one role per paraphrase kind that changes it
-(``probeguard.nlp.paraphrase``: declarative, keywords, question_word, synonym, jargon; each
-kind draws from its own seeded stream ``ctx.rng("retrieval_gap", question id, kind)``). All
-cases use the pipeline as configured, so the probe needs no capability; it needs the pipeline
-to report its retrieved contexts.
+(``probeguard.nlp.paraphrase``: declarative, keywords, question_word, synonym, jargon, and
+``targeted`` — the question's highest-idf words shared with the gold evidence reworded into
+words the evidence lacks, so a lexical retriever loses its anchors while the meaning is kept).
+With ``recover`` on, two recovery roles are asked too, read only when the original misses:
+``evidence_wording`` (the question's words reworded into the evidence's own) and, when the
+pipeline can switch its retrieval per call (``Capability.RETRIEVAL``), ``semantic`` (the
+question as written, retrieved in mode ``semantic_mode``, by default ``dense``: a semantic
+retriever over the same chunks). Each kind draws from its own seeded stream
+``ctx.rng("retrieval_gap", question id, kind)``. Every other case uses the pipeline as
+configured, so the probe requires no capability (the semantic role is left out without one);
+it needs the pipeline to report its retrieved contexts.
 
 Rank of the gold evidence: ``gold_rank`` — the 1-based rank, among the retrieved *documents*
 (several chunks of one document count once), of the first gold document. A gold document
 absent from the top-k (``ProbeContext.top_k``) — including a variant that retrieved nothing at
-all — gets the penalty rank ``top_k + 1``. A group whose original question comes back with no
-retrieved contexts is unscored (the pipeline does not report them, or retrieved nothing).
+all — gets the penalty rank ``top_k + 1``; so does an original question that retrieved
+nothing while another call of its group retrieved something (a lexical retriever finds no word
+in common). A group in which no call reports retrieved contexts is unscored (the pipeline does
+not report them).
 
-A group is judged only when the original question retrieves gold evidence in the top-k; if it
-does not, the miss is a plain retrieval failure, not a paraphrase gap, and the group is
-unscored. Per variant ``delta = rank(variant) − rank(original)``; the group has a **gap** when
+Outcomes (``GapEvidence.outcome``):
 
-    mean(delta over variants) > rank_delta_threshold   or   gold leaves the top-k under a variant.
+- ``held`` / ``gap`` — the original retrieves gold evidence in the top-k. Per variant (every
+  kind but the recovery roles) ``delta = rank(variant) − rank(original)``; the group has a
+  **gap** (fails) when ``mean(delta) > rank_delta_threshold`` or gold leaves the top-k under a
+  variant.
+- ``original_miss`` — the original misses and some rewording, or the semantic retriever,
+  retrieves gold evidence in the top-k: the evidence is findable by the question's meaning,
+  so the miss is the retriever's dependence on wording. It **counts against the retriever**
+  (fails).
+- ``original_miss_unrecovered`` — the original misses and nothing recovers it: a plain
+  retrieval failure that says nothing about wording. Unscored, and counted in
+  ``original_misses``.
 
-``summarize`` adds ``mean_rank_delta`` (bootstrap mean over judged groups of their mean delta)
-and, per kind, ``kind_gap_rates`` — the share of judged groups with that kind in which it lost
-the gold evidence or raised its rank by more than the threshold — and ``kind_mean_rank_delta``.
+Errored cases follow the one rule (``Probe.errored_unscored``): every role can decide (the
+original; a variant that loses or recovers the gold evidence), so a group with an errored
+call is unscored, whatever the other calls show.
+
+``summarize`` adds ``mean_rank_delta`` (bootstrap mean over held/gap groups of their mean
+delta); per kind over those groups ``kind_gap_rates`` (the share of the kind's variants that
+lost the gold evidence or moved it by more than the threshold), ``kind_mean_rank_delta`` and
+``kind_moved_rates`` (the share whose gold rank changed at all); ``original_misses`` (share of
+groups with an answered original whose original missed) and ``original_miss_recovered`` (share
+of those a rewording or the semantic retriever recovered); and ``outcomes`` (groups per
+outcome). A failed group's mechanism is ``lexical_retrieval_miss`` (``failure_mechanism``).
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from probeguard.core.cases import Case
 from probeguard.core.estimate import Estimate
+from probeguard.core.pipeline import Capability
 from probeguard.core.records import CaseRecord
-from probeguard.nlp.paraphrase import KINDS, paraphrase
+from probeguard.nlp.paraphrase import (
+    EVIDENCE_WORDING,
+    KINDS,
+    TARGETED,
+    CorpusIdf,
+    anchor_terms,
+    corpus_idf,
+    evidence_wording,
+    paraphrase,
+    targeted,
+)
 from probeguard.probes.base import (
     Headline,
     JudgeContext,
     Probe,
     ProbeContext,
     ProbeVerdict,
+    count_setting,
     gold_rank,
+    names_setting,
     probe,
 )
-from probeguard.probes.models import EvidenceModel, ProbeEvidence, ProbeSummary
+from probeguard.probes.retrieval_gap_models import (
+    FAILING_OUTCOMES,
+    OUTCOMES,
+    GapEvidence,
+    GapSummary,
+    VariantRank,
+)
 from probeguard.stats import bootstrap_mean, wilson
 
-__all__ = ["GapEvidence", "GapSummary", "RetrievalGap", "VariantRank"]
+__all__ = [
+    "GAP_KINDS",
+    "OUTCOMES",
+    "SEMANTIC",
+    "GapEvidence",
+    "GapSummary",
+    "RetrievalGap",
+    "VariantRank",
+]
 
 ORIGINAL = "original"
-
-
-class VariantRank(EvidenceModel):
-    """The gold evidence's rank under one paraphrase."""
-
-    role: str
-    kind: str
-    text: str
-    rank: int
-    """Its rank among the retrieved documents; ``top_k + 1`` when it left the top-k."""
-    left_top_k: bool
-    delta: int
-    """``rank`` minus the original question's rank."""
-
-
-class GapEvidence(ProbeEvidence):
-    question_id: str | None = None
-    top_k: int | None = None
-    threshold: float = 1.0
-    """``rank_delta_threshold``."""
-    original_rank: int | None = None
-    variants: list[VariantRank] = []
-    mean_delta: float | None = None
-    lost_by: list[str] = []
-    """Paraphrase kinds under which the gold evidence left the top-k."""
-    reasons: list[str] = []
-
-
-class GapSummary(ProbeSummary):
-    mean_rank_delta: Estimate
-    """Bootstrap mean over judged groups of their mean rank delta."""
-    kind_gap_rates: dict[str, Estimate]
-    kind_mean_rank_delta: dict[str, Estimate]
+GAP_KINDS: tuple[str, ...] = (*KINDS, TARGETED)
+"""The kinds the probe can ask (the ``kinds`` setting): the rule-based ones and ``targeted``."""
+SEMANTIC = "semantic"
+"""The recovery role that retrieves the original question in ``semantic_mode``."""
+RECOVERY_KINDS = frozenset({EVIDENCE_WORDING, SEMANTIC})
+"""Roles read only when the original misses (never in a gap's rank deltas)."""
+MECHANISM = "lexical_retrieval_miss"
+"""The ``core.mechanisms`` id of a failure of this probe."""
 
 
 @probe("retrieval_gap")
 class RetrievalGap(Probe[GapEvidence]):
     """Paraphrase each question and measure the gold evidence's rank shift (module docstring).
     Settings: ``rank_delta_threshold`` (mean rank delta above which a group has a gap),
-    ``kinds`` (paraphrase kinds to use) and ``bootstrap_seed`` (for the mean's interval)."""
+    ``kinds`` (paraphrase kinds to use, ``GAP_KINDS``), ``targeted_terms`` (how many anchors
+    the ``targeted`` rewording replaces), ``recover`` (ask the recovery roles, which decide
+    original misses), ``semantic_mode`` (the retrieval mode of the ``semantic`` role; None:
+    no such role) and ``bootstrap_seed`` (for the mean's interval)."""
 
     goal = (
         "Questions whose gold evidence is found as written but slips down or out of the "
         "top-k when the same question is reworded (declarative, keywords, another "
-        "question word, synonyms, jargon)."
+        "question word, synonyms, jargon, the evidence's own words swapped for others), or "
+        "is missed as written but found in other words."
     )
     overlap_weight = 0.15
     evidence_model = GapEvidence
@@ -104,23 +136,33 @@ class RetrievalGap(Probe[GapEvidence]):
     def __init__(
         self,
         rank_delta_threshold: float = 1.0,
-        kinds: Sequence[str] = KINDS,
+        kinds: Sequence[str] = GAP_KINDS,
+        targeted_terms: int = 3,
+        recover: bool = True,
+        semantic_mode: str | None = "dense",
         bootstrap_seed: int = 0,
     ) -> None:
         if isinstance(kinds, str):
             kinds = (kinds,)
-        unknown = [k for k in kinds if k not in KINDS]
+        unknown = [k for k in kinds if k not in GAP_KINDS]
         if unknown:
             raise ValueError(
                 f"retrieval_gap: unknown paraphrase kind(s) {', '.join(unknown)}; "
-                f"known: {', '.join(KINDS)}"
+                f"known: {', '.join(GAP_KINDS)}"
             )
         if not kinds:
             raise ValueError("retrieval_gap: kinds must name at least one paraphrase kind")
-        if len(set(kinds)) != len(kinds):
-            raise ValueError("retrieval_gap: kinds lists a kind twice")
+        self.kinds = names_setting("retrieval_gap: kinds", kinds, GAP_KINDS)
         self.rank_delta_threshold = float(rank_delta_threshold)
-        self.kinds = tuple(kinds)
+        self.targeted_terms = count_setting("retrieval_gap: targeted_terms", targeted_terms)
+        if not isinstance(recover, bool):
+            raise ValueError(f"retrieval_gap: recover must be true or false, got {recover!r}")
+        self.recover = recover
+        if semantic_mode is not None and not isinstance(semantic_mode, str):
+            raise ValueError(
+                f"retrieval_gap: semantic_mode must be a mode name, got {semantic_mode!r}"
+            )
+        self.semantic_mode = semantic_mode
         self.bootstrap_seed = int(bootstrap_seed)
 
     def config(self) -> dict[str, Any]:
@@ -128,10 +170,16 @@ class RetrievalGap(Probe[GapEvidence]):
             "name": self.name,
             "rank_delta_threshold": self.rank_delta_threshold,
             "kinds": list(self.kinds),
+            "targeted_terms": self.targeted_terms,
+            "recover": self.recover,
+            "semantic_mode": self.semantic_mode,
             "bootstrap_seed": self.bootstrap_seed,
         }
 
+    # -- generate -------------------------------------------------------------------------
     def generate(self, ctx: ProbeContext) -> list[Case]:
+        needs_idf = TARGETED in self.kinds and self.targeted_terms > 0
+        idf = corpus_idf(d.text for d in ctx.documents) if needs_idf else None
         cases: list[Case] = []
         for question in ctx.answerable():
             cases.append(
@@ -143,26 +191,53 @@ class RetrievalGap(Probe[GapEvidence]):
                     meta={"question_id": question.id, "kind": ORIGINAL},
                 )
             )
-            for kind in self.kinds:
-                text = paraphrase(question.question, kind, ctx.rng(self.name, question.id, kind))
-                if text is None:
-                    continue
+            for kind, text, extra in self._rewordings(question, ctx, idf):
+                mode = self.semantic_mode if kind == SEMANTIC else None
                 cases.append(
                     self.case(
                         question.id,
                         kind,
                         text,
                         expected=question.expected,
-                        variation=ctx.retrieval_variation(),
+                        variation=ctx.retrieval_variation(**_retrieval_mode(mode)),
                         meta={
                             "question_id": question.id,
                             "kind": kind,
                             "original": question.question,
+                            **extra,
                         },
                     )
                 )
         return cases
 
+    def _rewordings(
+        self, question: Case, ctx: ProbeContext, idf: CorpusIdf | None
+    ) -> list[tuple[str, str, dict[str, Any]]]:
+        """(kind, text, extra meta) of every rewording that changes the question."""
+        evidence = _evidence_text(question, ctx)
+        out: list[tuple[str, str, dict[str, Any]]] = []
+        for kind in self.kinds:
+            rng = ctx.rng(self.name, question.id, kind)
+            extra: dict[str, Any] = {}
+            if kind != TARGETED:
+                text = paraphrase(question.question, kind, rng)
+            elif idf is None or not evidence:
+                text = None
+            else:
+                text = targeted(question.question, evidence, idf, rng, self.targeted_terms)
+                extra = {"anchors": anchor_terms(question.question, evidence, idf)}
+            if text is not None:
+                out.append((kind, text, extra))
+        if self.recover and evidence:
+            rng = ctx.rng(self.name, question.id, EVIDENCE_WORDING)
+            text = evidence_wording(question.question, evidence, rng)
+            if text is not None:
+                out.append((EVIDENCE_WORDING, text, {}))
+        if self.recover and self.semantic_mode and Capability.RETRIEVAL in ctx.capabilities:
+            out.append((SEMANTIC, question.question, {}))
+        return out
+
+    # -- judge ----------------------------------------------------------------------------
     def judge(
         self, group: str, records: Mapping[str, CaseRecord], ctx: JudgeContext
     ) -> ProbeVerdict:
@@ -172,37 +247,45 @@ class RetrievalGap(Probe[GapEvidence]):
         if original is None:
             evidence.unscored = "no record for the original question"
             return ProbeVerdict(None, evidence)
-        for role, record in records.items():
-            if record.output is None:
-                err = record.error
-                why = f"{err.type}: {err.message}" if err else "no output"
-                evidence.unscored = f"the '{role}' call failed ({why})"
-                return ProbeVerdict(None, evidence)
-        variants = [(role, r) for role, r in records.items() if role != ORIGINAL]
-        if not variants:
+        why = self.errored_unscored(records)
+        if why:
+            evidence.unscored = why
+            return ProbeVerdict(None, evidence)
+        others = [role for role in records if role != ORIGINAL]
+        if not others:
             evidence.unscored = "no paraphrase kind could change the question"
             return ProbeVerdict(None, evidence)
-        if not original.output.retrieved:  # type: ignore[union-attr]
-            # (A variant with nothing retrieved is a real miss: the pipeline reports contexts.)
-            evidence.unscored = (
-                "the pipeline reported no retrieved contexts for the original question"
-            )
+        assert original.output is not None
+        if not any(r.output is not None and r.output.retrieved for r in records.values()):
+            # One call with contexts shows that the pipeline reports them: then a call with
+            # none (a lexical retriever with no word in common) is a real miss.
+            evidence.unscored = "the pipeline reported no retrieved contexts for any call"
             return ProbeVerdict(None, evidence)
-        gold = original.case.expected.evidence_doc_ids
-        base = gold_rank(original, gold)
+        anchors = next(
+            (r.case.meta.get("anchors") for r in records.values() if r.case.meta.get("anchors")),
+            None,
+        )
+        if anchors:
+            evidence.anchors = list(anchors)
+        base = gold_rank(original, original.case.expected.evidence_doc_ids)
         evidence.original_rank = base
         if base is None or base > top_k:
-            evidence.unscored = (
-                "gold evidence not retrieved for the original question: a plain retrieval "
-                "failure, not a paraphrase gap"
-            )
-            return ProbeVerdict(None, evidence)
+            return self._judge_miss(records, others, evidence, top_k)
+        return self._judge_gap(records, others, evidence, base, top_k)
+
+    def _rows(
+        self, records: Mapping[str, CaseRecord], roles: Sequence[str], base: int, top_k: int
+    ) -> list[VariantRank]:
+        """A rank row per answered role (errored roles have none)."""
+        gold = records[ORIGINAL].case.expected.evidence_doc_ids
         rows: list[VariantRank] = []
-        for role, record in variants:
+        for role in roles:
+            record = records[role]
+            if record.output is None:
+                continue
             rank = gold_rank(record, gold)
             left = rank is None or rank > top_k
-            effective = top_k + 1 if left else rank
-            assert effective is not None
+            effective = top_k + 1 if left or rank is None else rank
             rows.append(
                 VariantRank(
                     role=role,
@@ -213,43 +296,95 @@ class RetrievalGap(Probe[GapEvidence]):
                     delta=effective - base,
                 )
             )
-        mean_delta = sum(r.delta for r in rows) / len(rows)
+        return rows
+
+    def _judge_gap(
+        self,
+        records: Mapping[str, CaseRecord],
+        others: Sequence[str],
+        evidence: GapEvidence,
+        base: int,
+        top_k: int,
+    ) -> ProbeVerdict:
+        """``held`` or ``gap``: the original found the gold evidence (module docstring)."""
+        roles = [r for r in others if records[r].case.meta.get("kind", r) not in RECOVERY_KINDS]
+        if not roles:
+            evidence.unscored = "no paraphrase kind could change the question"
+            return ProbeVerdict(None, evidence)
+        rows = self._rows(records, roles, base, top_k)
         lost = [r.kind for r in rows if r.left_top_k]
+        mean_delta = sum(r.delta for r in rows) / len(rows)
         reasons: list[str] = []
-        if mean_delta > self.rank_delta_threshold:
+        if mean_delta > self.rank_delta_threshold and len(rows) == len(roles):
             reasons.append(f"mean rank delta {mean_delta:.2f} > {self.rank_delta_threshold:g}")
         for r in rows:
             if r.left_top_k:
                 reasons.append(
                     f"gold evidence left the top-{top_k} under the {r.kind} paraphrase {r.text!r}"
                 )
+        evidence.outcome = "gap" if reasons else "held"
         evidence.variants = rows
         evidence.mean_delta = mean_delta
         evidence.lost_by = lost
         evidence.reasons = reasons
         return ProbeVerdict(bool(reasons), evidence)
 
+    def _judge_miss(
+        self,
+        records: Mapping[str, CaseRecord],
+        others: Sequence[str],
+        evidence: GapEvidence,
+        top_k: int,
+    ) -> ProbeVerdict:
+        """``original_miss`` or ``original_miss_unrecovered`` (module docstring)."""
+        rows = self._rows(records, others, top_k + 1, top_k)
+        recovered = [r for r in rows if not r.left_top_k]
+        evidence.variants = rows
+        evidence.recovered_by = [r.kind for r in recovered]
+        if not recovered:
+            evidence.outcome = "original_miss_unrecovered"
+            evidence.unscored = (
+                "gold evidence not retrieved for the original question and no rewording "
+                "recovers it: a plain retrieval failure, not a wording gap"
+            )
+            return ProbeVerdict(None, evidence)
+        evidence.outcome = "original_miss"
+        evidence.reasons = [_recovery_reason(r, self.semantic_mode) for r in recovered]
+        return ProbeVerdict(True, evidence)
+
+    # -- attribution ------------------------------------------------------------------------
     def failing_roles(self, evidence: GapEvidence, roles: Sequence[str]) -> tuple[str, ...]:
-        """The paraphrases that left the top-k or moved more than the threshold (all that
-        moved, if none did)."""
+        """An original miss: the original. A gap: the paraphrases that left the top-k or
+        moved more than the threshold (all that moved, if none did)."""
+        if evidence.outcome == "original_miss":
+            return (ORIGINAL,)
         moved = [r.role for r in evidence.variants if r.left_top_k or r.delta > evidence.threshold]
         return tuple(moved or [r.role for r in evidence.variants if r.delta > 0])
 
+    def failure_mechanism(self, evidence: GapEvidence, cause: str) -> str | None:
+        """``lexical_retrieval_miss`` for a failed group (a rewording lost the gold evidence,
+        or found what the original wording missed) when the surgeon blamed the retriever or
+        no component; None (the surgeon's own reading) when it blamed another component."""
+        if evidence.outcome in FAILING_OUTCOMES and cause in ("retriever", "undetermined"):
+            return MECHANISM
+        return None
+
+    # -- summary ----------------------------------------------------------------------------
     def summarize(self, verdicts: Sequence[ProbeVerdict]) -> GapSummary:
-        """Base fields plus ``mean_rank_delta`` (bootstrap Estimate over judged groups),
-        ``kind_gap_rates`` and ``kind_mean_rank_delta`` (per paraphrase kind)."""
-        judged = [
-            e
-            for v, e in zip(verdicts, map(self.evidence_of, verdicts))
-            if v.failed is not None and "variants" in e.model_fields_set
-        ]
+        """Base fields plus the rank and outcome figures of the module docstring."""
+        evidences = [self.evidence_of(v) for v in verdicts]
+        judged = [e for e in evidences if e.outcome in ("held", "gap")]
         rates: dict[str, Estimate] = {}
         deltas: dict[str, Estimate] = {}
+        moved: dict[str, Estimate] = {}
         for kind in self.kinds:
             rows = [r for e in judged for r in e.variants if r.kind == kind]
             gaps = sum(1 for r in rows if r.left_top_k or r.delta > self.rank_delta_threshold)
             rates[kind] = wilson(gaps, len(rows))
             deltas[kind] = bootstrap_mean([float(r.delta) for r in rows], seed=self.bootstrap_seed)
+            moved[kind] = wilson(sum(1 for r in rows if r.delta != 0), len(rows))
+        outcomes = Counter(e.outcome for e in evidences if e.outcome is not None)
+        misses = outcomes["original_miss"] + outcomes["original_miss_unrecovered"]
         return GapSummary(
             **self.summary_fields(verdicts),
             mean_rank_delta=bootstrap_mean(
@@ -257,4 +392,29 @@ class RetrievalGap(Probe[GapEvidence]):
             ),
             kind_gap_rates=rates,
             kind_mean_rank_delta=deltas,
+            kind_moved_rates=moved,
+            original_misses=wilson(misses, sum(outcomes.values())),
+            original_miss_recovered=wilson(outcomes["original_miss"], misses),
+            outcomes={o: outcomes[o] for o in OUTCOMES},
         )
+
+
+def _evidence_text(question: Case, ctx: ProbeContext) -> str:
+    """The texts of the question's gold documents found in the corpus, joined."""
+    docs = (ctx.document(d) for d in question.expected.evidence_doc_ids)
+    return "\n".join(d.text for d in docs if d is not None)
+
+
+def _recovery_reason(row: VariantRank, mode: str | None) -> str:
+    """Why an original miss counts: which call found the gold evidence, at which rank."""
+    how = (
+        f"by {mode} retrieval of the question as written"
+        if row.kind == SEMANTIC
+        else f"under the {row.kind} rewording {row.text!r}"
+    )
+    return f"gold evidence missed by the original question but retrieved at rank {row.rank} {how}"
+
+
+def _retrieval_mode(mode: str | None) -> dict[str, Any]:
+    """The ``retrieval_variation`` fields that switch the retrieval mode (none for None)."""
+    return {"retrieval": {"mode": mode}} if mode else {}

@@ -8,9 +8,10 @@ statistics live in ``run.json``.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
+from probeguard.core.mechanisms import describe
 from probeguard.core.records import CaseRecord
 from probeguard.metrics.fcs import EmpiricalFCS
 from probeguard.metrics.golden import GoldenStandardSummary, GoldenVerdict
@@ -249,6 +250,22 @@ def _standard_section(
     return lines
 
 
+def _mechanism_lines(mechanisms: Mapping[str, int], contributing: Mapping[str, int]) -> list[str]:
+    """The failures per mechanism (in words) and per contributing cause, when any."""
+    lines: list[str] = []
+    if mechanisms:
+        lines += ["", "| mechanism | failures |", "|---|---|"]
+        lines += [f"| {md_inline(describe(m), 80)} | {n} |" for m, n in mechanisms.items()]
+    if contributing:
+        lines += [
+            "",
+            "Contributing causes (beside the primary cause): "
+            + ", ".join(f"{md_inline(c)} {n}" for c, n in contributing.items())
+            + ".",
+        ]
+    return lines
+
+
 def _causes_section(run: RunLog) -> list[str]:
     """Attribution: counts per cause, the top fixes, and one compact row per failure."""
     summary = run.summary.attribution
@@ -267,6 +284,7 @@ def _causes_section(run: RunLog) -> list[str]:
         "|---|---|",
     ]
     lines += [f"| {md_inline(c)} | {n} |" for c, n in summary.causes.items()]
+    lines += _mechanism_lines(summary.mechanisms or {}, summary.contributing or {})
     fixes = summary.top_fixes
     if fixes:
         lines += [
@@ -288,14 +306,20 @@ def _causes_section(run: RunLog) -> list[str]:
             "",
             "### Attributed failures",
             "",
-            "| probe | group | cause | also | repaired by | reason |",
-            "|---|---|---|---|---|---|",
+            "| probe | group | cause | mechanism | also | repaired by | reason |",
+            "|---|---|---|---|---|---|---|",
         ]
         for a in run.attribution:
             repaired = ", ".join(s.swap for s in a.swaps if s.outcome == "repaired") or "–"
+            mechanism = a.mechanism_words or (describe(a.mechanism) if a.mechanism else "–")
+            if a.contributing:
+                mechanism += "; contributing: " + ", ".join(
+                    f"{c['cause']} ({c['words']})" for c in a.contributing
+                )
             lines.append(
                 f"| {md_inline(a.probe)} | {md_inline(a.group, 40)} | "
-                f"{md_inline(a.cause)} | {md_inline(', '.join(a.also) or '–', 60)} | "
+                f"{md_inline(a.cause)} | {md_inline(mechanism, 120)} | "
+                f"{md_inline(', '.join(a.also) or '–', 60)} | "
                 f"{md_inline(repaired, 80)} | {md_inline(a.reason, 160)} |"
             )
     return lines

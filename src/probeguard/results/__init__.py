@@ -1,7 +1,8 @@
 """The typed results a run saves and the reports render: ``run.json`` (``RunLog``),
 ``eval.json`` (``EvalArtifact``), ``fix.json`` (``FixArtifact``), ``comparison.json``
-(``Comparison``) and ``bench.json`` (``PoisonedRagBench``; ``JudgeBench`` for ``bench judge``; ``SquadBench``, ``RgbBench``,
-``ClapnqBench`` for ``bench squad|rgb|clapnq``). Each inherits the shared
+(``Comparison``) and ``bench.json`` (``PoisonedRagBench``; ``JudgeBench`` for ``bench judge``,
+``JudgesBench`` for ``bench judges``; ``SquadBench``, ``RgbBench``, ``ClapnqBench`` for
+``bench squad|rgb|clapnq``). Each inherits the shared
 ``core.artifacts.ArtifactHeader``; ``ARTIFACTS`` maps each ``kind`` to its model (what
 ``probeguard schema KIND`` prints).
 
@@ -17,7 +18,9 @@ from typing import Any
 from pydantic import BaseModel
 
 from probeguard.results.bench import JudgeBench, PoisonedRagBench
+from probeguard.results.bench_judges import JudgesBench
 from probeguard.results.bench_qa import ClapnqBench, RgbBench, SquadBench
+from probeguard.results.bench_qasper import QasperBench
 from probeguard.results.eval import EvalArtifact
 from probeguard.results.fix import FixArtifact
 from probeguard.results.run import RunLog, RunSummary, load_run_log
@@ -30,7 +33,9 @@ __all__ = [
     "EvalArtifact",
     "FixArtifact",
     "JudgeBench",
+    "JudgesBench",
     "PoisonedRagBench",
+    "QasperBench",
     "RgbBench",
     "RunLog",
     "RunSummary",
@@ -49,6 +54,8 @@ ARTIFACTS: dict[str, type[BaseModel]] = {
     "bench-squad": SquadBench,
     "bench-rgb": RgbBench,
     "bench-clapnq": ClapnqBench,
+    "bench-qasper": QasperBench,
+    "bench-judges": JudgesBench,
 }
 """Artefact kind → its model."""
 

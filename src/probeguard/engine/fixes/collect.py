@@ -86,16 +86,18 @@ def collect_fixes(run: RunLog) -> list[Fix]:
     by_patch: dict[str, Fix] = {}
     for entry in run.attribution:
         rec = entry.recommendation
-        if not rec or not rec.get("config_patch"):
+        if not rec:
             continue
-        key = _key(rec["config_patch"])
+        # A fix in words only (no patch: a pipeline other than the reference one, or a change
+        # no setting expresses) is one fix per title, listed but not measured.
+        key = _key(rec["config_patch"]) if rec.get("config_patch") else f"title:{rec['title']}"
         fix = by_patch.get(key)
         if fix is None:
             fix = by_patch[key] = Fix(
                 id="",
                 title=str(rec.get("title", "")),
                 causes=[],
-                config_patch=dict(rec["config_patch"]),
+                config_patch=dict(rec.get("config_patch") or {}),
                 other_pipelines=str(rec.get("other_pipelines", "")),
                 why=str(rec.get("why", "")),
             )

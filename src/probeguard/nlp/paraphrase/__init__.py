@@ -49,9 +49,14 @@ each request is a ``Case`` (the paraphrase prompt and the question) run against 
 and whose outputs the probe turns into variant cases of kind ``"llm"`` in a second
 ``generate`` pass. These rule-based kinds are the offline, byte-for-byte reproducible baseline.
 
+Targeted rewordings (``targeted``): paraphrases aimed at the words retrieval depends on —
+the question's words shared with the gold evidence, rarest first — reworded away from the
+evidence (``targeted``) or into the evidence's own words (``evidence_wording``). They read the
+evidence and the corpus, so they are not among ``KINDS``; the retrieval-gap probe asks them.
+
 Modules: ``lexicon`` (word classes and tables), ``forms`` (inflection and case), ``inversion``
 (``declarative``), ``rewrites`` (``keywords``, ``question_word``), ``substitution``
-(``synonym``, ``jargon``); the public names are re-exported here.
+(``synonym``, ``jargon``), ``targeted`` (``targeted``, ``evidence_wording``); the public names are re-exported here.
 """
 
 from __future__ import annotations
@@ -64,22 +69,39 @@ import numpy as np
 from probeguard.nlp.paraphrase.inversion import declarative
 from probeguard.nlp.paraphrase.lexicon import JARGON, SYNONYMS
 from probeguard.nlp.paraphrase.rewrites import keywords, question_word
-from probeguard.nlp.paraphrase.substitution import jargon, substitute, synonym
+from probeguard.nlp.paraphrase.substitution import jargon, substitute, substitute_with, synonym
+from probeguard.nlp.paraphrase.targeted import (
+    EVIDENCE_WORDING,
+    TARGETED,
+    CorpusIdf,
+    anchor_terms,
+    corpus_idf,
+    evidence_wording,
+    targeted,
+)
 
 __all__ = [
+    "EVIDENCE_WORDING",
     "JARGON",
     "KINDS",
     "PARAPHRASERS",
     "Paraphrase",
     "SYNONYMS",
+    "TARGETED",
+    "CorpusIdf",
+    "anchor_terms",
+    "corpus_idf",
     "declarative",
+    "evidence_wording",
     "jargon",
     "keywords",
     "paraphrase",
     "paraphrases",
     "question_word",
     "substitute",
+    "substitute_with",
     "synonym",
+    "targeted",
 ]
 
 KINDS: tuple[str, ...] = ("declarative", "keywords", "question_word", "synonym", "jargon")

@@ -111,10 +111,12 @@ def parse_table(rows: Sequence[Sequence[str]], name: str = "table") -> dict[str,
 
 @cache
 def tables() -> dict[str, dict[str, TableEntry]]:
-    """The parsed tables by paraphrase kind: ``"synonym"`` and ``"jargon"``."""
+    """The parsed tables by name: ``"synonym"`` and ``"jargon"`` (the paraphrase kinds) and
+    ``"related"`` (general factual-question wording, read by the targeted rewordings)."""
     return {
         "synonym": parse_table(word_table("synonyms"), "synonyms"),
         "jargon": parse_table(word_table("jargon"), "jargon"),
+        "related": parse_table(word_table("related"), "related"),
     }
 
 

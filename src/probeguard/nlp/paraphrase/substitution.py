@@ -23,10 +23,10 @@ from probeguard.nlp.paraphrase.lexicon import (
     tables,
 )
 
-__all__ = ["jargon", "substitute", "synonym"]
+__all__ = ["base_readings", "jargon", "substitute", "substitute_with", "synonym"]
 
 
-def _candidates(word: str) -> list[tuple[str, str]]:
+def base_readings(word: str) -> list[tuple[str, str]]:
     """(base, suffix) readings of a surface word, most literal first."""
     out = [(word, "")]
     if word in IRREGULAR_SOURCE:
@@ -91,7 +91,7 @@ def _noun_context(prev: str | None, suffix: str) -> bool:
 def _lookup(
     table: Mapping[str, TableEntry], word: str, prev: str | None
 ) -> tuple[tuple[str, ...], str] | None:
-    for base, suffix in _candidates(word):
+    for base, suffix in base_readings(word):
         entry = table.get(base)
         if entry is None:
             continue
@@ -114,10 +114,17 @@ _SENTENCE_END = re.compile(r"[.!?]\s*$")
 
 
 def substitute(question: str, table_name: str, rng: np.random.Generator) -> str | None:
-    """Replace every word of ``question`` found in the named table (``"synonym"`` or
-    ``"jargon"``); None when no word changes. Phrase keys (two or three words) are matched
-    first."""
-    table = tables()[table_name]
+    """Replace every word of ``question`` found in the named table (``"synonym"``,
+    ``"jargon"`` or ``"related"``); None when no word changes. Phrase keys (two or three words)
+    are matched first."""
+    return substitute_with(question, tables()[table_name], rng)
+
+
+def substitute_with(
+    question: str, table: Mapping[str, TableEntry], rng: np.random.Generator
+) -> str | None:
+    """``substitute`` with a table given as parsed entries (the targeted rewordings pass a
+    table cut down to the words they aim at)."""
     matches = list(_TOKEN.finditer(question))
     pieces: list[str] = []
     replaced_at: list[bool] = []  # per emitted word piece: was it replaced?

@@ -1,0 +1,192 @@
+"""Which corpus documents conflict with a case's gold evidence *on the asked fact*: the only
+corpus documents the clean-corpus swap may mask (``swaps.conflicting_docs``).
+
+A non-gold corpus document ``d`` conflicts with a gold document ``g`` when both hold:
+
+* **related** — metadata links them (``supersedes``, ``superseded_by``, ``near_duplicate_of``,
+  ``duplicate_of``, in either direction), or they share a title (``title_key``: lower-case
+  words, digits and bracketed text dropped, so "Plans (2022)" is "Plans") or a ``topic``
+  metadata value;
+* **disagreeing on the asked fact** — take ``g``'s *answer sentence* (the first sentence that
+  contains an expected answer, ``nlp.text.contains_answer``; else the one sharing the most
+  stemmed content words with the question, ``nlp.support.question_terms``) and ``d``'s
+  *counterpart* (its sentence sharing the most stemmed content words with the answer
+  sentence and the question, at least ``MIN_OVERLAP`` of the answer sentence's words); they
+  disagree when, for a kind of value both sentences state, the values differ: numbers by
+  ``nlp.mentions.number_mentions(every_kind=True)`` compared within ``same_kind``, dates by
+  ``date_mentions`` (year, month, day), names by the capitalised words after the first
+  word. A version *linked* through metadata also disagrees when its counterpart words the
+  answer sentence differently (other stemmed content words: "at any time" vs "at the next
+  renewal date"); a merely same-titled one needs a differing value. No answer sentence, or
+  no counterpart, is no conflict.
+
+An archived document that is unrelated to the gold evidence, or related but saying the same
+thing about the asked fact, is therefore never masked: its status alone does not implicate it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+
+from probeguard.core.documents import Document
+from probeguard.nlp.mentions import date_mentions, number_mentions, same_kind
+from probeguard.nlp.stemming import stem
+from probeguard.nlp.support import question_terms
+from probeguard.nlp.text import contains_answer, content_words, split_sentences, words
+
+__all__ = [
+    "LINKS",
+    "MIN_OVERLAP",
+    "answer_sentence",
+    "disagree",
+    "linked_ids",
+    "related",
+    "title_key",
+]
+
+LINKS = ("supersedes", "superseded_by", "near_duplicate_of", "duplicate_of")
+"""Metadata keys that link two versions of one document."""
+
+MIN_OVERLAP = 0.4
+"""Least share of the answer sentence's stemmed content words (numbers left out) that a
+sentence of a related document must share to be its counterpart."""
+
+_BRACKETED = re.compile(r"\([^)]*\)|\[[^\]]*\]")
+_NAME = re.compile(r"(?<=\s)[A-Z][\w'’-]*")
+
+
+def linked_ids(doc: Document) -> set[str]:
+    """The ids ``doc``'s metadata links it to (``LINKS``)."""
+    out: set[str] = set()
+    for key in LINKS:
+        value = doc.metadata.get(key)
+        if isinstance(value, str):
+            out.add(value)
+        elif isinstance(value, (list, tuple)):
+            out.update(str(v) for v in value)
+    return out
+
+
+def _linked(a: Document, b: Document) -> bool:
+    return b.id in linked_ids(a) or a.id in linked_ids(b)
+
+
+def title_key(doc: Document) -> str:
+    """The title as compared: bracketed text and digits dropped, lower-case words."""
+    text = _BRACKETED.sub(" ", doc.title or "")
+    return " ".join(w for w in words(text) if not any(c.isdigit() for c in w))
+
+
+def related(a: Document, b: Document) -> bool:
+    """Linked through ``LINKS`` (either direction), or the same ``title_key`` or ``topic``."""
+    if _linked(a, b):
+        return True
+    key = title_key(a)
+    if key and key == title_key(b):
+        return True
+    topic = a.metadata.get("topic")
+    return topic is not None and topic == b.metadata.get("topic")
+
+
+def _stems(text: str, *, numbers: bool = True) -> frozenset[str]:
+    return frozenset(
+        stem(w) for w in content_words(text) if numbers or not any(c.isdigit() for c in w)
+    )
+
+
+def answer_sentence(text: str, question: str, answers: Sequence[str]) -> str | None:
+    """The sentence of ``text`` that answers (module docstring); None when none does."""
+    sentences = split_sentences(text)
+    for sentence in sentences:
+        if any(contains_answer(sentence, a) for a in answers if a):
+            return sentence
+    terms = question_terms(question)
+    scored = [(len(terms & _stems(s)), -i, s) for i, s in enumerate(sentences)]
+    best = max(scored, default=None)
+    return best[2] if best is not None and best[0] > 0 else None
+
+
+def _counterpart(text: str, sentence: str, question: str) -> str | None:
+    own = _stems(sentence, numbers=False)
+    if not own:
+        return None
+    wanted = own | question_terms(question)
+    scored = [(len(wanted & _stems(s)), -i, s) for i, s in enumerate(split_sentences(text))]
+    best = max(scored, default=None)
+    if best is None or len(own & _stems(best[2])) < MIN_OVERLAP * len(own):
+        return None
+    return best[2]
+
+
+def _numbers_differ(a: str, b: str) -> bool:
+    ours, theirs = number_mentions(a, every_kind=True), number_mentions(b, every_kind=True)
+    for x in ours:
+        comparable = [y for y in theirs if same_kind(x, y)]
+        if comparable and all(abs(x.value - y.value) > 1e-9 for y in comparable):
+            return True
+    return False
+
+
+def _dates_differ(a: str, b: str) -> bool:
+    ours = {(d.year, d.month, d.day) for d in date_mentions(a)}
+    theirs = {(d.year, d.month, d.day) for d in date_mentions(b)}
+    return bool(ours and theirs and ours != theirs)
+
+
+def _names_differ(a: str, b: str) -> bool:
+    ours, theirs = set(_NAME.findall(a)), set(_NAME.findall(b))
+    return bool(ours and theirs and ours != theirs)
+
+
+def disagree(
+    gold_text: str,
+    other_text: str,
+    question: str,
+    answers: Sequence[str],
+    *,
+    linked: bool = False,
+) -> bool:
+    """``other_text`` states the asked fact differently from ``gold_text`` (module
+    docstring); for a ``linked`` version, other wording of the answer sentence counts too."""
+    sentence = answer_sentence(gold_text, question, answers)
+    if sentence is None:
+        return False
+    other = _counterpart(other_text, sentence, question)
+    if other is None:
+        return False
+    return (
+        _numbers_differ(sentence, other)
+        or _numbers_differ(other, sentence)
+        or _dates_differ(sentence, other)
+        or _names_differ(sentence, other)
+        or (linked and _stems(sentence) != _stems(other))
+    )
+
+
+def conflicting_with_gold(
+    gold: Sequence[Document],
+    candidates: Iterable[Document],
+    question: str,
+    answers: Sequence[str],
+) -> set[str]:
+    """Ids of the ``candidates`` (non-gold documents) related to a gold document that
+    disagree with it on the asked fact (module docstring)."""
+    gold_ids = {g.id for g in gold}
+    return {
+        d.id
+        for d in candidates
+        if d.id not in gold_ids
+        and any(
+            related(g, d) and disagree(g.text, d.text, question, answers, linked=_linked(g, d))
+            for g in gold
+        )
+    }
+
+
+def linked_to(gold: Sequence[Document], documents: Mapping[str, Document]) -> set[str]:
+    """Ids of the corpus documents linked to a gold document, in either direction."""
+    ids = {g.id for g in gold}
+    out = {i for g in gold for i in linked_ids(g) if i in documents}
+    out |= {i for i, d in documents.items() if linked_ids(d) & ids}
+    return out - ids
