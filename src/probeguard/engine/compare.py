@@ -27,13 +27,12 @@ from probeguard.core.artifacts import write_artifact
 from probeguard.core.errors import InputError
 from probeguard.core.io import atomic_write_text
 from probeguard.engine.compare_units import Unit, run_units, slice_kind, slice_rates
-from probeguard.engine.gate import evaluate_gate
-from probeguard.reports.compare_markdown import compare_markdown
+from probeguard.engine.gate import evaluate_gate, run_ref
+from probeguard.reports.compare_markdown import compare_markdown, step_summary
 from probeguard.reports.junit import compare_junit
 from probeguard.results.compare import (
     CompareArtifact,
     PairCounts,
-    RunRef,
     SliceComparison,
     UnitChange,
 )
@@ -46,7 +45,16 @@ from probeguard.stats import (
     wilson,
 )
 
-__all__ = ["COMPARE_JSON", "COMPARE_MD", "JUNIT_XML", "CompareResult", "compare", "compare_runs"]
+__all__ = [
+    "COMPARE_JSON",
+    "COMPARE_MD",
+    "JUNIT_XML",
+    "CompareResult",
+    "append_step_summary",
+    "compare",
+    "compare_runs",
+    "write_compare",
+]
 
 COMPARE_JSON = "compare.json"
 COMPARE_MD = "compare.md"
@@ -95,6 +103,13 @@ def write_compare(artifact: CompareArtifact, out: Path) -> None:
     atomic_write_text(out / JUNIT_XML, compare_junit(artifact))
 
 
+def append_step_summary(artifact: CompareArtifact, path: str | Path) -> None:
+    """Append the comparison's step summary (``reports.compare_markdown.step_summary``) to
+    ``path``, the file ``$GITHUB_STEP_SUMMARY`` names in a GitHub Actions job."""
+    with Path(path).open("a", encoding="utf-8") as handle:
+        handle.write(step_summary(artifact))
+
+
 def compare_runs(
     baseline: RunLog,
     candidate: RunLog,
@@ -114,7 +129,7 @@ def compare_runs(
             f"the runs' inputs differ: {len(only_b)} units only in the baseline, "
             f"{len(only_c)} only in the candidate; the intersection is paired"
         )
-    refs = (_run_ref(baseline, paths[0]), _run_ref(candidate, paths[1]))
+    refs = (run_ref(baseline, paths[0]), run_ref(candidate, paths[1]))
     gate = evaluate_gate(policy, slice_rates(cand_units), refs[1], slices)
     return CompareArtifact(
         probeguard_version=__version__,
@@ -148,20 +163,6 @@ def _check_inputs(
     if baseline.seed != candidate.seed:
         notes.append(f"the seeds differ ({baseline.seed} vs {candidate.seed})")
     return notes
-
-
-def _run_ref(run: RunLog, path: str) -> RunRef:
-    cases, errors = run.stats.cases, run.stats.errors
-    return RunRef(
-        path=path,
-        pipeline_name=run.pipeline_name,
-        pipeline_fingerprint=run.pipeline_fingerprint,
-        corpus_fingerprint=run.corpus_fingerprint,
-        seed=run.seed,
-        cases=cases,
-        errors=errors,
-        error_rate=errors / cases if cases else math.nan,
-    )
 
 
 def _slice_members(units: Mapping[str, Unit]) -> dict[str, dict[str, bool | None]]:

@@ -25,9 +25,11 @@ from collections.abc import Mapping, Sequence
 from fnmatch import fnmatchcase
 
 from probeguard.config.gate import GatePolicy, SliceLimit
+from probeguard.engine.compare_units import run_units, slice_rates
 from probeguard.results.compare import GateCheck, GateOutcome, RunRef, SliceComparison, SliceRate
+from probeguard.results.run import RunLog
 
-__all__ = ["completeness_check", "evaluate_gate", "exit_code_for"]
+__all__ = ["completeness_check", "evaluate_gate", "exit_code_for", "gate_run", "run_ref"]
 
 REGRESSION_KINDS = ("probe", "golden")
 """The kinds of slice ``no_significant_regression`` tests (tags and attack types only when a
@@ -61,6 +63,27 @@ def evaluate_gate(
     )
     return GateOutcome(
         status=status, exit_code=exit_code_for(status), checks=ordered, policy=policy
+    )
+
+
+def gate_run(run: RunLog, policy: GatePolicy, path: str = "candidate") -> GateOutcome:
+    """The gate on one run without a baseline: completeness and the rate limits (the
+    regression and new-failure checks need a baseline and are left out)."""
+    return evaluate_gate(policy, slice_rates(run_units(run)), run_ref(run, path))
+
+
+def run_ref(run: RunLog, path: str) -> RunRef:
+    """A run's identity and error count, as a comparison records it."""
+    cases, errors = run.stats.cases, run.stats.errors
+    return RunRef(
+        path=path,
+        pipeline_name=run.pipeline_name,
+        pipeline_fingerprint=run.pipeline_fingerprint,
+        corpus_fingerprint=run.corpus_fingerprint,
+        seed=run.seed,
+        cases=cases,
+        errors=errors,
+        error_rate=errors / cases if cases else math.nan,
     )
 
 

@@ -29,7 +29,7 @@ def step_summary(artifact: CompareArtifact) -> str:
     if news:
         lines += ["", f"New failures ({len(news)}):", ""]
         lines += [
-            f"- {md_inline(c.unit, 80)} ({', '.join(c.slices)}): {md_inline(c.question, 120)}"
+            f"- {md_inline(c.unit, 80)} ({md_inline(', '.join(c.slices), 200)}): {md_inline(c.question, 120)}"
             for c in news[:_SUMMARY_CHANGES]
         ]
         if len(news) > _SUMMARY_CHANGES:
@@ -108,7 +108,7 @@ def _slice_table(
 def _unit_block(unit: UnitChange) -> list[str]:
     return [
         "",
-        f"### {md_inline(unit.unit, 100)} ({', '.join(unit.slices)})",
+        f"### {md_inline(unit.unit, 100)} ({md_inline(', '.join(unit.slices), 200)})",
         "",
         f"Question: {md_inline(unit.question, 300)}",
         "",

@@ -15,11 +15,12 @@ from __future__ import annotations
 import json
 import re
 import xml.etree.ElementTree as ET
+from collections.abc import Sequence
 from importlib.resources import files
 
-from probeguard.results.compare import CompareArtifact, GateCheck, UnitChange
+from probeguard.results.compare import CompareArtifact, GateCheck, GateOutcome, UnitChange
 
-__all__ = ["compare_junit", "junit_schema_path", "xml_text"]
+__all__ = ["compare_junit", "gate_junit", "junit_schema_path", "xml_text"]
 
 _NOT_XML = re.compile("[^\u0009\u000a\u000d\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 """Characters XML 1.0 cannot hold (control characters an adversarial text may carry)."""
@@ -36,11 +37,16 @@ def junit_schema_path() -> str:
 
 
 def compare_junit(artifact: CompareArtifact) -> str:
-    """The JUnit XML document (module doc), UTF-8, with an XML declaration."""
+    """The JUnit XML document of a comparison (module doc)."""
+    return gate_junit(artifact.gate, artifact.changes)
+
+
+def gate_junit(gate: GateOutcome, changes: Sequence[UnitChange] = ()) -> str:
+    """The JUnit XML document of a gate's checks and the new failures among ``changes``,
+    UTF-8, with an XML declaration."""
     root = ET.Element("testsuites")
-    checks = artifact.gate.checks
-    _suite(root, "probeguard.gate", 0, [_check_case(c) for c in checks])
-    news = [u for u in artifact.changes if u.change == "new_failure"]
+    _suite(root, "probeguard.gate", 0, [_check_case(c) for c in gate.checks])
+    news = [u for u in changes if u.change == "new_failure"]
     _suite(root, "probeguard.new_failures", 1, [_unit_case(u) for u in news])
     ET.indent(root)
     body = ET.tostring(root, encoding="unicode")

@@ -1,6 +1,7 @@
 """The typed results a run saves and the reports render: ``run.json`` (``RunLog``),
 ``eval.json`` (``EvalArtifact``), ``fix.json`` (``FixArtifact``), ``comparison.json``
-(``Comparison``) and ``bench.json`` (``PoisonedRagBench``; ``JudgeBench`` for ``bench judge``). Each inherits the shared
+(``Comparison``) and ``bench.json`` (``PoisonedRagBench``; ``JudgeBench`` for ``bench judge``), ``compare.json``
+(``CompareArtifact``). Each inherits the shared
 ``core.artifacts.ArtifactHeader``; ``ARTIFACTS`` maps each ``kind`` to its model (what
 ``probeguard schema KIND`` prints).
 
@@ -16,6 +17,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from probeguard.results.bench import JudgeBench, PoisonedRagBench
+from probeguard.results.compare import CompareArtifact
 from probeguard.results.eval import EvalArtifact
 from probeguard.results.fix import FixArtifact
 from probeguard.results.run import RunLog, RunSummary, load_run_log
@@ -23,6 +25,7 @@ from probeguard.results.sweep import Comparison
 
 __all__ = [
     "ARTIFACTS",
+    "CompareArtifact",
     "Comparison",
     "EvalArtifact",
     "FixArtifact",
@@ -41,6 +44,7 @@ ARTIFACTS: dict[str, type[BaseModel]] = {
     "sweep": Comparison,
     "bench": PoisonedRagBench,
     "bench-judge": JudgeBench,
+    "compare": CompareArtifact,
 }
 """Artefact kind → its model."""
 
