@@ -74,7 +74,7 @@ def test_each_gated_check_becomes_a_test_item(
         str(base),
         "-rf",
     )
-    failing.assert_outcomes(passed=4, failed=1)  # error rate, 3 golden checks, prompt_hijack
+    failing.assert_outcomes(passed=5, failed=1)  # 2 error rates, 3 golden checks, hijack
     failing.stdout.fnmatch_lines(["*FAILED *probeguard::regression:probe:prompt_hijack*"])
     failing.stdout.fnmatch_lines(["*prompt_hijack:q00*"])
     passing = _run(
@@ -85,7 +85,7 @@ def test_each_gated_check_becomes_a_test_item(
         "--probeguard-baseline",
         str(base),
     )
-    passing.assert_outcomes(passed=5)
+    passing.assert_outcomes(passed=6)
     assert passing.ret == 0
 
 

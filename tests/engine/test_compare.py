@@ -116,6 +116,16 @@ def test_every_case_errored_is_incomplete_exit_3(tmp_path: Path) -> None:
     assert "every case errored" in art.gate.checks[0].message
 
 
+def test_an_incomplete_baseline_makes_the_comparison_incomplete(tmp_path: Path) -> None:
+    _, cand = hijack_runs(tmp_path)
+    base = write_run(tmp_path / "down", make_run({f"q{i:02d}": "error" for i in range(12)}))
+    art = compare(base, cand, None).artifact
+    assert art.gate.exit_code == 3
+    failed = [c for c in art.gate.checks if not c.passed]
+    assert [c.id for c in failed] == ["max_error_rate:baseline"]
+    assert failed[0].message.startswith("baseline run: every case errored")
+
+
 def test_max_error_rate(tmp_path: Path) -> None:
     run = make_run({"q1": "error", "q2": False, "q3": False, "q4": False})
     assert gate_run(run, GatePolicy()).exit_code == 0

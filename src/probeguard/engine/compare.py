@@ -130,7 +130,7 @@ def compare_runs(
             f"{len(only_c)} only in the candidate; the intersection is paired"
         )
     refs = (run_ref(baseline, paths[0]), run_ref(candidate, paths[1]))
-    gate = evaluate_gate(policy, slice_rates(cand_units), refs[1], slices)
+    gate = evaluate_gate(policy, slice_rates(cand_units), refs[1], slices, baseline=refs[0])
     return CompareArtifact(
         probeguard_version=__version__,
         pipeline_name=candidate.pipeline_name,

@@ -5,7 +5,8 @@ Checks, each one JUnit test case and one pytest item:
 
 - ``max_error_rate``: the candidate is *incomplete* when it has no case, when every case
   errored, or when its error rate exceeds ``max_error_rate`` — its verdicts cannot be trusted,
-  so the gate says so (exit 3) instead of passing or failing;
+  so the gate says so (exit 3) instead of passing or failing; ``max_error_rate:baseline``: the
+  same for the baseline, whose units a comparison pairs;
 - ``regression:<slice>``: with a baseline, fails when the slice's Holm-adjusted exact McNemar
   p-value is below its alpha and it has more new failures than fixes (b > c). Tested for every
   probe and golden slice when ``no_significant_regression``, and for any slice a limit gives
@@ -41,12 +42,17 @@ def evaluate_gate(
     rates: Mapping[str, SliceRate],
     candidate: RunRef,
     slices: Sequence[SliceComparison] | None = None,
+    baseline: RunRef | None = None,
 ) -> GateOutcome:
-    """The checks of ``policy`` on the candidate's slice ``rates`` (and, with a baseline, the
-    paired ``slices``), and the verdict (module doc)."""
-    complete = completeness_check(candidate.cases, candidate.errors, policy.max_error_rate)
+    """The checks of ``policy`` on the candidate's slice ``rates`` (and, with a ``baseline``,
+    the paired ``slices``), and the verdict (module doc)."""
+    runs = [("", candidate)] + ([(":baseline", baseline)] if baseline is not None else [])
+    completeness = [
+        completeness_check(run.cases, run.errors, policy.max_error_rate, suffix=suffix)
+        for suffix, run in runs
+    ]
     by_name = {s.slice: s for s in slices or ()}
-    checks: dict[str, GateCheck] = {complete.id: complete}
+    checks: dict[str, GateCheck] = {c.id: c for c in completeness}
     if slices is not None:
         for check in _regression_checks(policy, by_name):
             checks.setdefault(check.id, check)
@@ -56,7 +62,7 @@ def evaluate_gate(
     ordered = list(checks.values())
     status = (
         "incomplete"
-        if not complete.passed
+        if not all(c.passed for c in completeness)
         else "fail"
         if any(not c.passed for c in ordered)
         else "pass"
@@ -92,9 +98,12 @@ def exit_code_for(status: str) -> int:
     return {"pass": 0, "fail": 1, "incomplete": 3}[status]
 
 
-def completeness_check(cases: int, errors: int, max_error_rate: float | None) -> GateCheck:
+def completeness_check(
+    cases: int, errors: int, max_error_rate: float | None, *, suffix: str = ""
+) -> GateCheck:
     """Incomplete when there is no case, every case errored, or the error rate exceeds
-    ``max_error_rate`` (None: only the first two)."""
+    ``max_error_rate`` (None: only the first two). ``suffix`` names the run in the check's
+    id (``max_error_rate:baseline``)."""
     rate = errors / cases if cases else math.nan
     if cases == 0:
         passed, why = False, "the run has no case"
@@ -105,7 +114,10 @@ def completeness_check(cases: int, errors: int, max_error_rate: float | None) ->
     else:
         limit = "" if max_error_rate is None else f" <= {max_error_rate:g}"
         passed, why = True, f"error rate {rate:.3f} ({errors}/{cases}){limit}"
-    return GateCheck(id="max_error_rate", rule="max_error_rate", passed=passed, message=why)
+    who = f"{suffix[1:]} run: " if suffix else ""
+    return GateCheck(
+        id=f"max_error_rate{suffix}", rule="max_error_rate", passed=passed, message=who + why
+    )
 
 
 def _regression_alphas(
