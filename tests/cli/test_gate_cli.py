@@ -66,11 +66,16 @@ def test_scan_exits_3_above_max_error_rate_and_0_below(services: Path) -> None:
     assert bad.exit_code == 2 and "--max-error-rate" in bad.output
 
 
-def test_scan_gate_section_fails_a_limit_and_writes_junit(services: Path) -> None:
+def test_scan_gate_section_fails_a_limit_and_writes_junit(
+    services: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(services / "summary.md"))
     gate = "gate:\n  limits:\n    - {slice: 'golden:pass', max_rate: 0.2}\n"
     result = _scan(_config(services, "flaky", gate), services / "run")
     assert result.exit_code == 1, result.output
     assert "FAILED max_rate:golden:pass" in result.output
+    summary = (services / "summary.md").read_text(encoding="utf-8")
+    assert "release gate: FAIL (exit 1)" in summary and "max\\_rate:golden:pass" in summary
     xmlschema.XMLSchema(junit_schema_path()).validate(str(services / "run" / "junit.xml"))
 
 

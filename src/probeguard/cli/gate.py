@@ -18,6 +18,7 @@ from probeguard.core.errors import InputError, ProbeGuardError
 from probeguard.core.io import atomic_write_text
 from probeguard.engine.compare import append_step_summary, compare, compare_runs, write_compare
 from probeguard.engine.gate import completeness_check, gate_run
+from probeguard.reports.compare_markdown import gate_summary
 from probeguard.reports.junit import gate_junit
 from probeguard.results.compare import CompareArtifact, GateOutcome
 from probeguard.results.run import RunLog, load_run_log
@@ -161,5 +162,9 @@ def gate_after_scan(
         return 3
     gate = gate_run(run, policy, str(out_dir))
     atomic_write_text(out_dir / "junit.xml", gate_junit(gate))
+    summary_path = os.environ.get(STEP_SUMMARY_ENV)
+    if summary_path:
+        with Path(summary_path).open("a", encoding="utf-8") as handle:
+            handle.write(gate_summary(gate, str(out_dir)))
     echo_gate(gate)
     return gate.exit_code

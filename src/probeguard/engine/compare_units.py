@@ -124,11 +124,11 @@ def _flatten(value: Mapping[str, Any], prefix: str) -> Iterable[tuple[str, Any]]
 
 
 def _abridge(fields: Mapping[str, Any]) -> dict[str, Any]:
-    def rank(key: str) -> tuple[int, int]:
+    def rank(key: str) -> int:
         last = key.rsplit(".", 1)[-1]
-        return (_PREFERRED.index(last) if last in _PREFERRED else len(_PREFERRED), 0)
+        return _PREFERRED.index(last) if last in _PREFERRED else len(_PREFERRED)
 
-    chosen = sorted(fields, key=rank)[:_MAX_FIELDS]
+    chosen = sorted(fields, key=rank)[:_MAX_FIELDS]  # stable: ties keep the evidence's order
     out: dict[str, Any] = {}
     for key in sorted(chosen, key=list(fields).index):
         value = fields[key]

@@ -12,9 +12,15 @@ import math
 from typing import Any
 
 from probeguard.reports.escape import md_inline
-from probeguard.results.compare import CompareArtifact, GateCheck, SliceComparison, UnitChange
+from probeguard.results.compare import (
+    CompareArtifact,
+    GateCheck,
+    GateOutcome,
+    SliceComparison,
+    UnitChange,
+)
 
-__all__ = ["compare_markdown", "step_summary"]
+__all__ = ["compare_markdown", "gate_summary", "step_summary"]
 
 _VERDICT = {"pass": "PASS", "fail": "FAIL", "incomplete": "INCOMPLETE (run errors)"}
 _SUMMARY_CHANGES = 20
@@ -35,6 +41,16 @@ def step_summary(artifact: CompareArtifact) -> str:
         if len(news) > _SUMMARY_CHANGES:
             lines.append(f"- … and {len(news) - _SUMMARY_CHANGES} more (compare.md)")
     return "\n".join(lines) + "\n"
+
+
+def gate_summary(gate: GateOutcome, run: str) -> str:
+    """The step summary of a gate applied to one run without a baseline (``scan --gate``)."""
+    lines = [
+        f"# ProbeGuard release gate: {_VERDICT[gate.status]} (exit {gate.exit_code})",
+        "",
+        f"- run: {md_inline(run, 200)} (no baseline: rate limits and completeness only)",
+    ]
+    return "\n".join(lines + _failed_checks(gate.checks)) + "\n"
 
 
 def compare_markdown(artifact: CompareArtifact) -> str:
