@@ -3,6 +3,7 @@ sentence about one of the compared things does not support a comparison. Sentenc
 HaluEval QA (records 31, 99) and XQuAD."""
 
 from probeguard.core.pipeline import Context
+from probeguard.detectors.comparisons import both_things
 from probeguard.detectors.offline_judge import OfflineJudge
 
 JUDGE = OfflineJudge()
@@ -64,3 +65,44 @@ def test_comparative_words_in_names_or_bounds_compare_nothing():
     assert JUDGE.judge_pair("And There's More.", ctx).label == "supported"
     ctx = "The park has more than 300 species of birds."
     assert JUDGE.judge_pair("The park has more than 300 species.", ctx).label == "supported"
+
+
+FURST = "Alan Furst (born February 20, 1941) is an American author of historical spy novels."
+CHILD = (
+    'James D. "Jim" Grant (born 29 October 1954), primarily known by his pen name Lee Child, '
+    "is a British author who writes thriller novels."
+)
+DURHAM = "Welcome to Durham, USA is a documentary about gang violence in Durham, North Carolina."
+AGRONOMIST = (
+    "The Agronomist is a 2003 American documentary directed by Jonathan Demme, and starring "
+    "Jean Dominique."
+)
+DURHAM_Q = (
+    "Are the documentaries Welcome to Durham, USA and The Agronomist both about Durham, North "
+    "Carolina?"
+)
+
+
+def _both(claim: str, question: str, *texts: str) -> list[str]:
+    ctxs = [Context(str(i), t) for i, t in enumerate(texts)]
+    return [v.label for v in JUDGE.judge([claim], ctxs, question=question).verdicts[0]]
+
+
+def test_both_claim_must_hold_of_each_thing_the_question_names():
+    # HaluEval 362 and 452, hallucinated: true of one thing only
+    assert "supported" not in _both(
+        "Both are American authors.", "Alan Furst and Lee Child are what?", FURST, CHILD
+    )
+    assert "supported" not in _both(
+        "Yes, both documentaries are about Durham.", DURHAM_Q, DURHAM, AGRONOMIST
+    )
+    # true of both things: supported
+    assert "supported" in _both(
+        "Both are authors.", "Alan Furst and Lee Child are what?", FURST, CHILD
+    )
+    assert "supported" in _both("Yes, both are documentaries.", DURHAM_Q, DURHAM, AGRONOMIST)
+    # the claim's own pair wins over the question's
+    assert both_things("Both Alan Furst and Lee Child write.", "Who writes?") == [
+        frozenset({"alan", "furst"}),
+        frozenset({"lee", "child"}),
+    ]

@@ -122,3 +122,24 @@ def test_judges_without_the_question_get_bare_claims_written_with_it():
     j = judge_claims(_PlainJudge(), ["1774.", "Priestley published first."], [OXYGEN], PRIESTLEY_Q)
     assert _PlainJudge.seen == [f"{PRIESTLEY_Q} — 1774.", "Priestley published first."]
     assert j.claims == ("1774.", "Priestley published first.")
+
+
+# HaluEval QA, record 342: the question's words are in the sentence before the answer's.
+TURNER = (
+    "Mary Kathleen Turner (born June 19, 1954), better known as Kathleen Turner, is an American "
+    "film and stage actress and director. Known for her distinctive husky voice, Turner has won "
+    "two Golden Globe Awards and has been nominated for an Academy Award."
+)
+TURNER_Q = (
+    "American actor, Peter Hansen, best known for his role on General Hospital, also starred in "
+    "The War of the Roses with American film and stage actress and director who has won how "
+    "many Golden Globe Awards?"
+)
+
+
+def test_a_value_answer_is_anchored_by_the_sentences_of_its_own_chunk():
+    judged = JUDGE.judge(["two"], [Context("0", TURNER)], question=TURNER_Q)
+    assert judged.verdicts[0][0].label == "supported"
+    # a sentence that holds a value of the claim's kind answers the question itself
+    judged = JUDGE.judge(["1777."], [Context("0", OXYGEN)], question=PRIESTLEY_Q)
+    assert judged.verdicts[0][0].label != "supported"

@@ -1,4 +1,5 @@
-"""``probeguard bench``: the public benchmarks (HotpotQA, PoisonedRAG, the judge check)."""
+"""``probeguard bench``: the public benchmarks (HotpotQA, PoisonedRAG, the judge check, the
+judges against human labels)."""
 
 from __future__ import annotations
 
@@ -6,11 +7,22 @@ from pathlib import Path
 
 import click
 
+from probeguard.cli.bench_qasper import bench_qasper
 from probeguard.cli.common import fail, progress_bar
+from probeguard.config.loading import load_config
 from probeguard.core.artifacts import write_artifact
 from probeguard.core.errors import ProbeGuardError
 from probeguard.core.io import atomic_write_text
-from probeguard.engine.bench import hotpotqa, judge, judge_data, poisonedrag, poisonedrag_data
+from probeguard.engine.bench import (
+    hotpotqa,
+    judge,
+    judge_data,
+    judges,
+    judges_data,
+    judges_models,
+    poisonedrag,
+    poisonedrag_data,
+)
 
 __all__ = ["bench"]
 
@@ -270,6 +282,88 @@ def bench_judge(
         fail(str(exc))
         return
     table = judge.render_table(result)
+    atomic_write_text(out_dir / "bench.md", table)
+    write_artifact(out_dir / "bench.json", result)
+    click.echo(table)
+    click.echo(f"table: {out_dir / 'bench.md'}; result: {out_dir / 'bench.json'}")
+
+
+bench.add_command(bench_qasper)
+
+
+@bench.command(name="judges")
+@click.option(
+    "--data-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Folder holding wice/, begin/ and halueval/ (default: $PROBEGUARD_SHARED_DATA or "
+    "../shared/data).",
+)
+@click.option(
+    "--judges",
+    "judge_names",
+    default=",".join(judges_models.JUDGE_NAMES),
+    show_default=True,
+    help="Comma-separated: " + ", ".join(judges_models.JUDGE_NAMES) + " (the token-overlap "
+    "baseline always runs; a judge that cannot run here is listed as skipped with the reason).",
+)
+@click.option("--limit", type=int, help="At most N records per split and dataset (default: all).")
+@click.option(
+    "--smollm2-limit",
+    type=int,
+    default=judges.SMOLLM2_LIMIT,
+    show_default=True,
+    help="SmolLM2's own cap per split and dataset (it is slow).",
+)
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option(
+    "--resamples", type=int, default=judge.RESAMPLES, show_default=True, help="Bootstrap resamples."
+)
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("runs/bench-judges"),
+    show_default=True,
+)
+def bench_judges(
+    data_dir: Path | None,
+    judge_names: str,
+    limit: int | None,
+    smollm2_limit: int,
+    seed: int,
+    resamples: int,
+    out_dir: Path,
+) -> None:
+    """Each judge against human labels: WiCE (supported vs not), BEGIN (fully attributable vs
+    not), HaluEval QA (right vs hallucinated answer): balanced accuracy with a 95% interval,
+    per-class precision/recall and AUROC on test, the threshold chosen on dev; beside a
+    token-overlap baseline and published anchors. The LLM judge reads judge.llm from
+    PROBEGUARD_JUDGE__LLM__* (any OpenAI-compatible endpoint). Calls no pipeline."""
+    root = data_dir or judge_data.default_data_dir()
+    found = [n for n in judges_data.DATASETS if not judges_data.missing_files(root, n)]
+    if not found:
+        click.echo(
+            f"skipped: judge benchmark data not found under {root}; give --data-dir or set "
+            "PROBEGUARD_SHARED_DATA to the folder that holds wice/, begin/ and halueval/"
+        )
+        return
+    try:
+        config = load_config().judge
+        with progress_bar(disabled=False) as progress:
+            result = judges.run_judges(
+                root,
+                judges=[j.strip() for j in judge_names.split(",") if j.strip()],
+                limit=limit,
+                smollm2_limit=smollm2_limit,
+                seed=seed,
+                resamples=resamples,
+                config=config,
+                progress=lambda _name, done, total: progress(done, total),
+            )
+    except ProbeGuardError as exc:
+        fail(str(exc))
+        return
+    table = judges.render_table(result)
     atomic_write_text(out_dir / "bench.md", table)
     write_artifact(out_dir / "bench.json", result)
     click.echo(table)

@@ -420,7 +420,8 @@ def fix_command(
 def schema(kind: str) -> None:
     """Print the JSON schema of an artefact: run (run.json, the default), eval (eval.json),
     fix (fix.json), sweep (comparison.json), bench (bench poisonedrag's bench.json),
-    bench-judge (bench judge's bench.json) or compare (compare.json)."""
+    bench-judge (bench judge's bench.json), bench-judges (bench judges' bench.json) or
+    compare (compare.json)."""
 
     click.echo(json.dumps(json_schema(kind), indent=2, sort_keys=True))
 

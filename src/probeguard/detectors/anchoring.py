@@ -53,17 +53,30 @@ def capitalised(text: str) -> frozenset[str]:
     return frozenset(out)
 
 
+def answers_itself(claim: str, text: str) -> bool:
+    """``text`` holds a value of the kind of the claim's values (a year for a year, a plain
+    number for a plain number; a calendar date for a year or a date): a sentence about the
+    question that holds one answers it itself, so it lends its words to no other sentence of
+    its chunk."""
+    kinds = {n.kind for n in claim_numbers(claim)}
+    if any(m.kind in kinds for m in claim_numbers(text)):
+        return True
+    dated = "year" in kinds or bool(date_mentions(claim))
+    return dated and any(d.format != "y" for d in date_mentions(text))
+
+
 def find_bridges(
     q: frozenset[str], sentences: Sequence[Sequence[Sentence]], anchor: float
 ) -> list[list[Sentence]]:
-    """For each chunk, its bridges (module docstring): sentences of the *other* chunks about
-    the question (``covq ≥ anchor``) that name an entity outside ``Q`` the chunk holds."""
+    """For each chunk, its bridges (module docstring): the sentences of the *other* chunks
+    about the question (``covq ≥ anchor``) that name an entity outside ``Q`` the chunk holds,
+    and its own sentences about the question (``answers_itself`` leaves some out per claim)."""
     about = [
         [(s, entities(s.text, q)) for s in chunk if coverage(q, s) >= anchor] for chunk in sentences
     ]
     held = [frozenset().union(*(s.own for s in chunk)) for chunk in sentences]
     return [
-        [b for m, bs in enumerate(about) if m != k for b, e in bs if e & held[k]]
+        [b for m, bs in enumerate(about) for b, e in bs if m == k or e & held[k]]
         for k in range(len(sentences))
     ]
 

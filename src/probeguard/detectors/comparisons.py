@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 from probeguard.detectors.anchoring import entities
 from probeguard.detectors.polarity import TOKEN
-from probeguard.detectors.sentences import Sentence
+from probeguard.detectors.sentences import Sentence, coverage
 from probeguard.detectors.value_checks import year_values
 from probeguard.nlp.mentions import (
     is_negation,
@@ -26,9 +26,10 @@ smallest bigger biggest greater greatest longer longest shorter shortest taller 
 closer closest nearer nearest farther farthest further furthest ranks""".split()
 )
 """Comparatives of amount, distance and rank: stated, or unsupported (no order check)."""
-ALTERNATIVES = re.compile(
-    r"(?:^|[,:]\s*|\b(?:is|are|was|were)\s+)([^,:?]+?)\s+or\s+([^,:?]+?)(?=[?,]|\s+the\s|$)"
-)
+PAIR = r"(?:^|[,:]\s*|\b(?:is|are|was|were)\s+)([^,:?]+?)\s+{}\s+([^,:?]+?)(?=[?,.]|\s+(?:the|both)\s|$)"
+ALTERNATIVES = re.compile(PAIR.format("or"))
+CONJUNCTS = re.compile(PAIR.format("and"))
+BOTH = re.compile(r"\bboth\b(?!\s+of\b)", re.IGNORECASE)
 
 
 def comparatives(claim: str) -> tuple[frozenset[str], int]:
@@ -54,14 +55,53 @@ def word_stems(texts: Sequence[str]) -> frozenset[str]:
     return frozenset(stem(w.lower()) for t in texts for w in TOKEN.findall(t))
 
 
-def alternatives(question: str | None) -> list[frozenset[str]]:
+def alternatives(
+    question: str | None, pattern: re.Pattern[str] = ALTERNATIVES
+) -> list[frozenset[str]]:
     """The name stems of the two alternatives a question offers ("Who was born first,
-    Pablo Trapero or Aleksander Ford?"); empty when it offers none."""
-    m = ALTERNATIVES.search(question or "")
+    Pablo Trapero or Aleksander Ford?"), or with ``CONJUNCTS`` the two things a text joins
+    ("Are both The New Pornographers and Kings of Leon American rock bands?"); empty when
+    it offers none."""
+    m = pattern.search(question or "")
     if m is None:
         return []
     alts = [entities(m.group(k), frozenset()) for k in (1, 2)]
     return alts if all(alts) and alts[0] != alts[1] else []
+
+
+def both_things(claim: str, question: str | None) -> list[frozenset[str]]:
+    """The things a claim with "both" ("both of" aside) says its predicate of: the two it
+    joins with "and" ("Both David Lee Roth and Cia Berg were ..."), else the two its question
+    joins with "and" or offers with "or" ("Both are American authors." for "Alan Furst and
+    Lee Child are what?"); empty for any other claim."""
+    if not BOTH.search(claim):
+        return []
+    return (
+        alternatives(claim, CONJUNCTS)
+        or alternatives(question, CONJUNCTS)
+        or alternatives(question)
+    )
+
+
+def each_holds(
+    terms: frozenset[str],
+    things: list[frozenset[str]],
+    sentences: Sequence[Sentence],
+    support: float,
+) -> bool:
+    """A "both" claim holds of each thing: for every thing ``t`` some sentence names it (at
+    least half of the name stems only ``t`` has) and covers the claim's words outside the
+    things' names (``cov ≥ support``)."""
+    names = frozenset().union(*things)
+    rest = terms - names
+    for t in things:
+        own = (t - (names - t)) or t
+        if not any(
+            2 * len(own & (s.own | s.inherited)) >= len(own) and coverage(rest, s) >= support
+            for s in sentences
+        ):
+            return False
+    return True
 
 
 def time_order(

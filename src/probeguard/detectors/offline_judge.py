@@ -29,8 +29,26 @@ sentence before it (one-step anaphora, as in the extractive generator)::
   ``cov ≥ support``, the opposite **polarity** of a predicate both hold ("are not
   refundable" vs "are refundable"; below).
 * **supported**: some sentence has ``cov ≥ support`` (default 0.75), every claim number and
-  date matched in it, every claim name in ``S_j ∪ P_j``, no conflict, and every negated
-  predicate of the claim in ``s_j`` (or, with ``P_j``, the sentence before it).
+  date matched in it, every claim name in ``S_j ∪ P_j``, no conflict, every negated
+  predicate of the claim in ``s_j`` (or, with ``P_j``, the sentence before it), and, for a
+  claim judged with its question ``q`` (``Q`` below) and not question-anchored, its *answer
+  words* ``A = T(c) − Q`` (comparative words aside: **Comparisons** checks them) stated in
+  the sentence itself: ``|A ∩ (S_j ∪ (P_j ∩ R))| ≥ support·|A|`` when ``A`` is not empty,
+  ``R`` the stems of the subject the claim extractor put in place of the answer's own
+  pronoun (``AtomicClaim.resolved``; a pronoun meets a pronoun). Other words inherited
+  through a pronoun of the context belong to its antecedent, not to what the answer adds:
+  "James Best achieved fame." is not supported by "He first achieved fame as ... Luke
+  Duke" after a sentence naming James Best.
+  Words that echo the question say nothing the question did not; the words an answer adds
+  are what it asserts. So "The Southern Railway runs from Vienna to Graz and the border
+  with Slovenia at Spielfeld via a narrow gauge track." (HaluEval, hallucinated: 75% of its
+  words, all from the question) is not supported by the sentence that lacks "narrow".
+  And every *name of several words* of the claim (its first word aside) is found in order
+  within one name of the sentence (``sentences.names_in_order``: a name is a run of
+  capitalised words parted by spaces, quotes or "&", "of"-like links inside): "Richard
+  Hawley" is within "Richard Willis Hawley", but "Panama City Air Force Base." (HaluEval,
+  hallucinated) is not within "Tyndall Air Force Base is ... located 12 mi east of Panama
+  City" although it holds every word.
 * **contradicted**: otherwise, when some *about* sentence has a conflict.
 * **unsupported**: otherwise; the evidence is the sentence of highest ``cov``.
 * **unscored**: ``T(c)`` is empty and the claim holds no number (of any kind) or date.
@@ -55,8 +73,14 @@ numbers and dates are checked by rule). An anchored claim is *about* ``s_j`` whe
 another chunk than the answer: "What nationality was James Henry Miller's wife?" answered by
 "Peggy Seeger is an American folksinger"): a sentence ``b`` of another chunk with
 ``covq(b) ≥ anchor`` bridges to the chunk of ``s_j`` when a capitalised name of ``b`` outside
-``Q`` (the bridge entity; hyphenated names split) is among the chunk's stems; then ``covq(s_j)`` is taken
-over ``S_j ∪ B`` when that is higher. Bridges need the other chunks, so ``judge_pair`` has none; they depend on the set
+``Q`` (the bridge entity; hyphenated names split) is among the chunk's stems; so does a
+sentence ``b`` of the same chunk with ``covq(b) ≥ anchor`` (one document: "Mary Kathleen
+Turner ... is an American film and stage actress and director." lends its words to "Turner
+has won two Golden Globe Awards" for "... actress and director who has won how many Golden
+Globe Awards?"), unless ``b`` holds a value of the claim's kind itself
+(``anchoring.answers_itself``: a year for a year, a plain number for a plain number; then
+``b`` answers the question, and "1777" from the next sentence does not); then ``covq(s_j)``
+is taken over ``S_j ∪ B`` when that is higher. Bridges need the other chunks, so ``judge_pair`` has none; they depend on the set
 of chunks, never on their order. So "1774" for "When did Priestley recognise oxygen?" is
 supported by "Joseph Priestley recognised oxygen in 1774." and not by an unrelated sentence
 holding 1774, and "1985" is not contradicted by an unrelated "2007". Without a question (or
@@ -93,6 +117,15 @@ first." against "Pablo Trapero (Born 4 October 1971)" and "Aleksander Ford (born
 November 1908 ...)"). Other comparisons ("Chelone has more species.", "... ranks higher.",
 "... is closer.") are unsupported unless stated: the judge orders no amounts.
 
+**Both.** A claim with "both" ("both of" aside) says its predicate of each of two things:
+the two it joins with "and", else the two its question joins with "and" (up to "both" or
+"the") or offers with "or" (``comparisons.both_things``). It is supported only when, besides
+the rules above, each thing holds in the judgment's sentences: some sentence names it (at
+least half of the name stems only that thing has) and covers the claim's words outside the
+things' names at ``cov ≥ support`` (``comparisons.each_holds``; like time order it reads
+every chunk, never their order). So "Both are American authors." for "Alan Furst and Lee
+Child are what?" is unsupported when Lee Child is "a British author".
+
 ``score`` is the deciding sentence's ``cov``. Names are compared as stems, so a name missing
 from the chunk makes a claim unsupported, never contradicted: "We ship to Brazil" against
 "We ship to Canada" is not a contradiction (both can be true). Paraphrase defeats it
@@ -113,12 +146,20 @@ from probeguard.core.hashing import digest
 from probeguard.core.pipeline import Context
 from probeguard.detectors.anchoring import (
     anchored_coverage,
+    answers_itself,
     find_bridges,
     needs_anchor,
     question_words,
 )
 from probeguard.detectors.claims import AtomicClaim, is_bare
-from probeguard.detectors.comparisons import alternatives, comparatives, time_order, word_stems
+from probeguard.detectors.comparisons import (
+    alternatives,
+    both_things,
+    comparatives,
+    each_holds,
+    time_order,
+    word_stems,
+)
 from probeguard.detectors.judges import Judgment, Relevance, Verdict, as_contexts, claim_texts
 from probeguard.detectors.polarity import may_support, polarity_agrees, read_polarity
 from probeguard.detectors.sentences import (
@@ -128,6 +169,7 @@ from probeguard.detectors.sentences import (
     claim_names,
     claim_terms,
     coverage,
+    names_in_order,
 )
 from probeguard.detectors.value_checks import claim_numbers, date_check, number_check
 from probeguard.nlp.mentions import (
@@ -150,12 +192,16 @@ class OfflineJudge:
     idf-weighted support for a statement to be relevant to a question."""
 
     name = "offline"
-    version = 3
+    version = 4
     """Bumped when a rule changes verdicts. 2: years, ordinals, decades and numbers in
     brackets read alike in claim and context; dotted abbreviations one name; polarity read
     per predicate (module docstring), no longer from any negation cue in the clause that
     holds most of the claim's words. 3: a comparative claim needs
-    the comparison stated or, for time, the dates in the right order (module docstring)."""
+    the comparison stated or, for time, the dates in the right order (module docstring).
+    4: a claim judged with its question needs its answer words (those not in the question)
+    stated in the sentence; a "both" claim must hold of each thing; a claim's names of
+    several words are found, in order, within one name of the sentence; a value answer is
+    anchored by the sentences of its own chunk too."""
 
     accepts_question = True
     """``judge`` reads the question (question-anchored bare claims, module docstring)."""
@@ -214,12 +260,18 @@ class OfflineJudge:
         )
         every = [s for chunk in sentences for s in chunk]
         alts = alternatives(question)
+        borrowed = {
+            c.text: claim_terms(c.resolved)
+            for c in claims
+            if isinstance(c, AtomicClaim) and c.resolved
+        }
         # a claim text given twice (an answer that restates its reference) is one row, judged once
         row_of: dict[str, tuple[Verdict, ...]] = {}
         for t in texts:
             if t not in row_of:
+                each = self._each(t, question, every)
                 row_of[t] = tuple(
-                    self._cell(t, c, s, q, b, every, alts)
+                    self._cell(t, c, s, q, b, every, alts, each, borrowed.get(t, frozenset()))
                     for c, s, b in zip(ctxs, sentences, bridges)
                 )
         rows = tuple(row_of[t] for t in texts)
@@ -238,7 +290,14 @@ class OfflineJudge:
             question_words(question),
             every=sentences,
             alts=alternatives(question),
+            each=self._each(claim, question, sentences),
         )
+
+    def _each(self, claim: str, question: str | None, every: Sequence[Sentence]) -> bool:
+        """A "both" claim holds of each of its things in ``every`` (module docstring); True
+        for any other claim."""
+        things = both_things(claim, question)
+        return not things or each_holds(claim_terms(claim), things, every, self.support)
 
     def _cell(
         self,
@@ -249,11 +308,14 @@ class OfflineJudge:
         bridges: Sequence[Sentence] = (),
         every: Sequence[Sentence] = (),
         alts: Sequence[frozenset[str]] = (),
+        each: bool = True,
+        borrowed: frozenset[str] = frozenset(),
     ) -> Verdict:
         terms = claim_terms(claim)
         compared, order = comparatives(claim)
         ordered = time_order(claim, order, list(alts), every) if compared else None
         anchor = q if q and needs_anchor(claim, terms) else None
+        new = terms - q - compared if q and anchor is None else frozenset()
         if not terms and not claim_numbers(claim) and not date_mentions(claim):
             return Verdict(
                 "unscored",
@@ -261,6 +323,7 @@ class OfflineJudge:
                 reason="the claim has no content words, numbers or dates",
             )
         names = claim_names(claim)
+        lent = [b for b in bridges if b not in sentences or not answers_itself(claim, b.text)]
         polarity = read_polarity(claim)
         best: tuple[float, Sentence] | None = None
         supported: tuple[float, Sentence] | None = None
@@ -270,7 +333,7 @@ class OfflineJudge:
             if anchor is None:
                 cov, about_q = own, True
             else:  # a bare claim: the sentence must also be about its question
-                covq = anchored_coverage(anchor, s, bridges)
+                covq = anchored_coverage(anchor, s, lent)
                 cov, about_q = min(own, covq), covq >= self.anchor
             if best is None or cov > best[0]:
                 best = (cov, s)
@@ -290,11 +353,13 @@ class OfflineJudge:
                     agrees = before if agrees is None or before is False else agrees
                 if agrees is False:
                     conf.append("the context states the opposite polarity")
-                p_ok = may_support(polarity, claim, texts)
+                p_ok = may_support(polarity, claim, texts) and names_in_order(claim, texts)
                 if ordered is False:
                     conf.append("the context's dates put the compared things the other way")
                 elif compared and ordered is None:
                     p_ok = p_ok and compared <= word_stems(texts)
+            said = s.own | (s.inherited & borrowed)
+            p_ok = p_ok and each and (not new or len(new & said) >= self.support * len(new))
             if conf:
                 if conflict is None or cov > conflict[0]:
                     conflict = (cov, s, "; ".join(conf))

@@ -48,6 +48,53 @@ def claim_names(text: str) -> frozenset[str]:
     return frozenset(out)
 
 
+NAME_LINKS = frozenset("of the de da di du von van der del la le for".split())
+"""Lower-case words inside a name ("Kings *of* Leon", "Hall *of* Fame"); "and" parts names."""
+NAME_GAP = " \t\n&\"'“”‘’"
+"""What may stand between two words of one name: spaces, "&", quotes ('the "Billboard" Hot
+100'); a comma, a bracket or a full stop ends a name."""
+
+
+@lru_cache(maxsize=16384)
+def name_runs(text: str, first: bool = True) -> tuple[tuple[str, ...], ...]:
+    """The names of ``text``: runs of capitalised words parted by ``NAME_GAP`` only,
+    ``NAME_LINKS`` allowed inside, as their stems in order,
+    stopwords and links left out ("Panama City Air Force Base" → panama, city, air, forc,
+    base). ``first=False`` leaves the first word out (a claim's first word is capitalised
+    whatever it is: "Eastern North America" for "eastern North America")."""
+    runs: list[list[str]] = []
+    current: list[str] = []
+    prev_end: int | None = None
+    for k, (token, start, end) in enumerate(word_spans(text)):
+        joined = prev_end is not None and text[prev_end:start].strip(NAME_GAP) == ""
+        prev_end = end
+        if not joined or not (token[0].isupper() or token in NAME_LINKS):
+            runs.append(current)
+            current = []
+        if token[0].isupper() and token.lower() not in STOPWORDS and (first or k):
+            current.append(stem(token.lower()))
+    if current:
+        runs.append(current)
+    return tuple(tuple(r) for r in runs if r)
+
+
+def in_order(part: tuple[str, ...], whole: tuple[str, ...]) -> bool:
+    it = iter(whole)
+    return all(p in it for p in part)
+
+
+def names_in_order(claim: str, texts: list[str]) -> bool:
+    """Every name of several words of ``claim`` (``name_runs``, its first word left out: it
+    is a name to find by ``claim_names`` alone) is, in order, within one name of one of
+    ``texts``: "Richard Hawley" is within "Richard Willis Hawley"; "Panama City Air Force
+    Base" is not within "Tyndall Air Force Base ... Panama City"."""
+    mine = [r for r in name_runs(claim, first=False) if len(r) > 1]
+    if not mine:
+        return True
+    theirs = [r for t in texts for r in name_runs(t)]
+    return all(any(in_order(r, w) for w in theirs) for r in mine)
+
+
 @dataclass(frozen=True)
 class Sentence:
     text: str

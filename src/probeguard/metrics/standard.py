@@ -191,7 +191,7 @@ def score_standard(
     gt_facts = factual(decompose(ground_truth)) if ground_truth else []
     judgment = judge_claims(
         judges.claims,
-        [c.text for c in facts] + [c.text for c in gt_facts],
+        [*facts, *gt_facts],  # AtomicClaims: a judge may read their resolved pronouns
         list(contexts),
         question,
     )

@@ -1,7 +1,8 @@
 """The typed results a run saves and the reports render: ``run.json`` (``RunLog``),
 ``eval.json`` (``EvalArtifact``), ``fix.json`` (``FixArtifact``), ``comparison.json``
-(``Comparison``) and ``bench.json`` (``PoisonedRagBench``; ``JudgeBench`` for ``bench judge``), ``compare.json``
-(``CompareArtifact``). Each inherits the shared
+(``Comparison``), ``bench.json`` (``PoisonedRagBench``; ``JudgeBench`` for ``bench judge``,
+``JudgesBench`` for ``bench judges``) and ``compare.json`` (``CompareArtifact``). Each
+inherits the shared
 ``core.artifacts.ArtifactHeader``; ``ARTIFACTS`` maps each ``kind`` to its model (what
 ``probeguard schema KIND`` prints).
 
@@ -17,6 +18,8 @@ from typing import Any
 from pydantic import BaseModel
 
 from probeguard.results.bench import JudgeBench, PoisonedRagBench
+from probeguard.results.bench_judges import JudgesBench
+from probeguard.results.bench_qasper import QasperBench
 from probeguard.results.compare import CompareArtifact
 from probeguard.results.eval import EvalArtifact
 from probeguard.results.fix import FixArtifact
@@ -30,7 +33,9 @@ __all__ = [
     "EvalArtifact",
     "FixArtifact",
     "JudgeBench",
+    "JudgesBench",
     "PoisonedRagBench",
+    "QasperBench",
     "RunLog",
     "RunSummary",
     "json_schema",
@@ -44,6 +49,8 @@ ARTIFACTS: dict[str, type[BaseModel]] = {
     "sweep": Comparison,
     "bench": PoisonedRagBench,
     "bench-judge": JudgeBench,
+    "bench-qasper": QasperBench,
+    "bench-judges": JudgesBench,
     "compare": CompareArtifact,
 }
 """Artefact kind → its model."""

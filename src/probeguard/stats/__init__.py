@@ -1,6 +1,14 @@
-"""Statistics: estimates with intervals, and paired tests for baseline-vs-candidate runs."""
+"""Statistics: estimates with intervals; binary classification against labels; paired tests
+for baseline-vs-candidate runs."""
 
 from probeguard.core.estimate import Estimate
+from probeguard.stats.classification import (
+    ClassRates,
+    Confusion,
+    balanced_accuracy,
+    best_threshold,
+    class_rates,
+)
 from probeguard.stats.estimate import bootstrap_mean, proportion, wilson
 from probeguard.stats.paired import (
     holm,
@@ -11,8 +19,13 @@ from probeguard.stats.paired import (
 )
 
 __all__ = [
+    "ClassRates",
+    "Confusion",
     "Estimate",
+    "balanced_accuracy",
+    "best_threshold",
     "bootstrap_mean",
+    "class_rates",
     "holm",
     "mcnemar_exact",
     "min_significant_discordant",
