@@ -1,8 +1,9 @@
 """The typed results a run saves and the reports render: ``run.json`` (``RunLog``),
 ``eval.json`` (``EvalArtifact``), ``fix.json`` (``FixArtifact``), ``comparison.json``
-(``Comparison``) and ``bench.json`` (``PoisonedRagBench``; ``JudgeBench`` for ``bench judge``,
-``JudgesBench`` for ``bench judges``; ``SquadBench``, ``RgbBench``, ``ClapnqBench`` for
-``bench squad|rgb|clapnq``). Each inherits the shared
+(``Comparison``), ``bench.json`` (``PoisonedRagBench``; ``JudgeBench`` for ``bench judge``,
+``JudgesBench`` for ``bench judges``; ``QasperBench``, ``SquadBench``, ``RgbBench``,
+``ClapnqBench`` for ``bench qasper|squad|rgb|clapnq``) and ``compare.json``
+(``CompareArtifact``). Each inherits the shared
 ``core.artifacts.ArtifactHeader``; ``ARTIFACTS`` maps each ``kind`` to its model (what
 ``probeguard schema KIND`` prints).
 
@@ -21,6 +22,7 @@ from probeguard.results.bench import JudgeBench, PoisonedRagBench
 from probeguard.results.bench_judges import JudgesBench
 from probeguard.results.bench_qa import ClapnqBench, RgbBench, SquadBench
 from probeguard.results.bench_qasper import QasperBench
+from probeguard.results.compare import CompareArtifact
 from probeguard.results.eval import EvalArtifact
 from probeguard.results.fix import FixArtifact
 from probeguard.results.run import RunLog, RunSummary, load_run_log
@@ -29,6 +31,7 @@ from probeguard.results.sweep import Comparison
 __all__ = [
     "ARTIFACTS",
     "ClapnqBench",
+    "CompareArtifact",
     "Comparison",
     "EvalArtifact",
     "FixArtifact",
@@ -56,6 +59,7 @@ ARTIFACTS: dict[str, type[BaseModel]] = {
     "bench-clapnq": ClapnqBench,
     "bench-qasper": QasperBench,
     "bench-judges": JudgesBench,
+    "compare": CompareArtifact,
 }
 """Artefact kind → its model."""
 
