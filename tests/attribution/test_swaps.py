@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from probeguard.attribution.swaps import SWAPS, conflicting_docs, plan_swap
+from probeguard.attribution.swaps import SWAPS, conflicting_docs, plan_swap, reranks
 from probeguard.core.cases import Case, Expected
 from probeguard.core.documents import Document
 from probeguard.core.pipeline import Capability, RetrievedChunk, Variation
@@ -126,4 +126,18 @@ def test_not_applicable_and_unsupported_carry_reasons():
     assert none.status == "unsupported" and "chunking" in none.reason
     only_retrieval = Case(id="r", question="q?", variation=Variation(retrieve_only=True))
     assert plan("hardened_prompt", only_retrieval).status == "not_applicable"
-    assert {plan(s).status for s in SWAPS} == {"run"}
+    assert {plan(s, reranked=True).status for s in SWAPS} == {"run"}
+
+
+def test_no_reranker_turns_off_only_the_rerankers_order_where_the_pipeline_reranks():
+    unranked = plan("no_reranker", reranked=True)
+    assert unranked.status == "run"
+    assert unranked.variation.retrieval == {"top_k": 4, "rerank": False}
+    assert unranked.variation.overlay == (INJECTED,)
+    plain = plan("no_reranker")
+    assert plain.status == "not_applicable" and "re-rank" in plain.reason
+    no_retrieval = plan("no_reranker", caps=ALL - {Capability.RETRIEVAL}, reranked=True)
+    assert no_retrieval.status == "unsupported"
+    assert reranks({"reranker": {"name": "lexical"}})
+    assert not reranks({"reranker": {"name": "none"}}) and not reranks({"reranker": None})
+    assert not reranks({})

@@ -46,7 +46,7 @@ from probeguard.attribution.recommend import (
     trusted_source_globs,
 )
 from probeguard.attribution.summary import AttributionSummary, summarize_attribution
-from probeguard.attribution.swaps import SwapPlan, plan_swap
+from probeguard.attribution.swaps import SwapPlan, plan_swap, reranks
 from probeguard.core.cases import Case
 from probeguard.core.documents import Document
 from probeguard.core.mechanisms import describe
@@ -263,7 +263,7 @@ def _failure_facts(
         removed=tuple(documents[d] for d in removed if d in documents),
         swaps=swaps,
         backend=_backend(case, pipeline_config),
-        reranked=bool(pipeline_config.get("reranker")),
+        reranked=reranks(pipeline_config),
         top_k=int(case.variation.retrieval.get("top_k", top_k)),
     )
 
@@ -375,6 +375,7 @@ def attribute(
                     top_k=ctx.top_k,
                     named_conflicts=named,
                     retrieved=record.output.retrieved if record.output else (),
+                    reranked=reranks(pcfg),
                 )
                 plans.setdefault(name, []).append(plan)
             if _combine(plans[name])[0] == "run":

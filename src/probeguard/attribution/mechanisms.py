@@ -6,11 +6,14 @@ knows its mechanism from its own evidence (``Probe.failure_mechanism``) is asked
 Per cause, the first rule that holds:
 
 * **chunker** → ``chunk_boundary``.
-* **retriever** → ``top_k_too_small``: a multi-evidence (multi-hop) case whose failing output
-  retrieved some but not all gold documents, and the better-retrieval run (2·k, hybrid)
-  retrieves them all; ``ranking_demotes_evidence``: the pipeline re-ranks, the gold
-  evidence is missing from the failing top k, and the better-retrieval run holds it below
-  rank k; ``lexical_retrieval_miss``: the pipeline's backend is lexical (``bm25``) and the
+* **retriever** → ``ranking_demotes_evidence``: the ``no_reranker`` swap (the same retriever
+  and k without the re-ranker) repairs the case, or its top k holds a gold document the
+  failing output lacks — the re-ranker pushed the evidence out; where that swap did not run,
+  the approximation: the pipeline re-ranks, the gold evidence is missing from the failing
+  top k, and the better-retrieval run holds it below rank k; ``top_k_too_small``: a
+  multi-evidence (multi-hop) case whose failing output retrieved some but not all gold
+  documents, and the better-retrieval run (2·k, hybrid) retrieves them all;
+  ``lexical_retrieval_miss``: the pipeline's backend is lexical (``bm25``) and the
   hybrid run retrieves the gold evidence within rank k; else ``retrieval_miss``.
 * **corpus** → ``poisoned_document_adopted``: the failing answer (not a refusal) adopted a
   removed injected document, or a removed near-duplicate / draft of a gold document (one of
@@ -90,9 +93,24 @@ def _run(facts: FailureFacts, swap: str) -> SwapRun | None:
     return outcome.runs[0] if outcome.runs else None
 
 
+def _ranking_demotes(facts: FailureFacts, gold: Sequence[str], k: int) -> bool | None:
+    """The ``no_reranker`` swap's reading: it repaired, or its top k holds a gold document
+    the failing output lacks; None when the swap did not run."""
+    outcome = (facts.swaps or {}).get("no_reranker")
+    unranked = _run(facts, "no_reranker")
+    if outcome is None or unranked is None:
+        return None
+    top = unranked.retrieved_doc_ids[:k]
+    recovered = any(g in top and g not in facts.retrieved_ids for g in gold)
+    return outcome.outcome == "repaired" or recovered
+
+
 def _retriever(facts: FailureFacts) -> str:
     gold = [g.id for g in facts.gold]
     k = len(facts.retrieved_ids) or facts.top_k
+    demotes = _ranking_demotes(facts, gold, k)
+    if demotes:
+        return "ranking_demotes_evidence"
     better = _run(facts, "better_retrieval")
     wider = better.retrieved_doc_ids if better is not None else []
     found = [g for g in gold if g in facts.retrieved_ids]
@@ -100,7 +118,7 @@ def _retriever(facts: FailureFacts) -> str:
         return "top_k_too_small"
     if not found and gold and k:
         ranks = [wider.index(g) for g in gold if g in wider]
-        if facts.reranked and ranks and min(ranks) >= k:
+        if demotes is None and facts.reranked and ranks and min(ranks) >= k:
             return "ranking_demotes_evidence"
         if (facts.backend or "").lower() in LEXICAL_BACKENDS and ranks and min(ranks) < k:
             return "lexical_retrieval_miss"

@@ -16,6 +16,8 @@ overlay, paraphrase or retrieval-only flag stays in place unless the swap is abo
 |                    | names (``conflicting_docs``); N/A when there is nothing to remove   | masks)     |
 | ``hardened_prompt``| ``prompt="hardened"`` (+ ``defences = {sanitise, spotlight}`` where | prompt_override |
 |                    | the pipeline offers defences)                                       |            |
+| ``no_reranker``    | ``retrieval = {rerank: False}``: the retriever's own order, same k; | retrieval  |
+|                    | N/A when the pipeline is not known to re-rank (``reranks``)         |            |
 
 A swap whose variation needs a capability the pipeline lacks is *unsupported* (not run); one
 that has nothing to change is *not applicable*. Both carry the reason.
@@ -40,6 +42,7 @@ __all__ = [
     "conflicting_docs",
     "defences_supported",
     "plan_swap",
+    "reranks",
 ]
 
 SWAPS: tuple[str, ...] = (
@@ -48,6 +51,7 @@ SWAPS: tuple[str, ...] = (
     "better_retrieval",
     "clean_corpus",
     "hardened_prompt",
+    "no_reranker",
 )
 """Every swap, in the order they are planned and reported."""
 
@@ -69,6 +73,13 @@ class SwapPlan:
     """For the oracle: the document behind each oracle context, in order."""
     removed_doc_ids: tuple[str, ...] = ()
     """For the clean corpus: the injected and masked documents."""
+
+
+def reranks(pipeline_config: Mapping[str, Any]) -> bool:
+    """Whether a reference pipeline's config re-ranks (a ``reranker`` other than none);
+    False for any other pipeline (empty config: not known)."""
+    spec = pipeline_config.get("reranker")
+    return isinstance(spec, Mapping) and spec.get("name") not in (None, "none")
 
 
 def defences_supported(capabilities: Iterable[Capability]) -> bool:
@@ -131,6 +142,7 @@ def plan_swap(
     top_k: int,
     retrieved: Sequence[RetrievedChunk] = (),
     named_conflicts: Iterable[str] = (),
+    reranked: bool = False,
 ) -> SwapPlan:
     """The swap ``name`` for ``case`` (rules in the module docstring)."""
     base = _fields(case.variation)
@@ -195,4 +207,11 @@ def plan_swap(
         if defences:
             fields["defences"] = {**base.get("defences", {}), "sanitise": True, "spotlight": True}
         return _check(name, Variation(**fields), capabilities)
+    if name == "no_reranker":
+        if not reranked:
+            return SwapPlan(
+                name, "not_applicable", reason="the pipeline is not known to re-rank its hits"
+            )
+        retrieval = {**case.variation.retrieval, "rerank": False}
+        return _check(name, Variation(**{**base, "retrieval": retrieval}), capabilities)
     raise ValueError(f"unknown swap {name!r} (known: {', '.join(SWAPS)})")
