@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from probeguard.attribution.conflicts import _counterpart, answer_sentence
 from probeguard.attribution.swaps import SWAPS, conflicting_docs, plan_swap, reranks
 from probeguard.core.cases import Case, Expected
 from probeguard.core.documents import Document
@@ -141,3 +142,55 @@ def test_no_reranker_turns_off_only_the_rerankers_order_where_the_pipeline_reran
     assert reranks({"reranker": {"name": "lexical"}})
     assert not reranks({"reranker": {"name": "none"}}) and not reranks({"reranker": None})
     assert not reranks({})
+
+
+def test_a_terse_older_version_of_a_long_answer_sentence_is_its_counterpart():
+    """The older version words the fact in a short sentence, and another of its sentences
+    shares more of the question's words: before, the counterpart was that other sentence (or
+    none, the short one sharing under 40% of the long sentence's words) and nothing was
+    masked."""
+    cur = Document(
+        id="cur",
+        title="Testing",
+        text="An owner whose report has not arrived by the deadline receives a reminder, and "
+        "an owner whose report is more than 30 days late is charged a fine of $150 and may "
+        "have the service shut off after a further written notice.",
+        metadata={"supersedes": "old"},
+    )
+    old = Document(
+        id="old",
+        title="Testing (2021)",
+        text="Once a late report is received, the service stays on. An owner whose report "
+        "is late is charged a fine of $100.",
+        metadata={"status": "archived"},
+    )
+    fee_cur = Document(
+        id="fee",
+        title="Fees",
+        text="The reconnection fee is $40 during business hours and $95 after hours.",
+        metadata={"supersedes": "fee-old"},
+    )
+    fee_old = Document(
+        id="fee-old",
+        title="Fees (2022)",
+        text="Service is restored within one business day. A late fee of 2% is added. "
+        "The reconnection fee is $55 at all times.",
+        metadata={"status": "archived"},
+    )
+    docs = {d.id: d for d in (cur, old, fee_cur, fee_old)}
+    fine = Case(
+        id="f",
+        question="What fine does a late report bring?",
+        expected=Expected(answers=("$150",), evidence_doc_ids=("cur",)),
+    )
+    assert conflicting_docs(fine, docs) == ("old",)
+    fee = Case(
+        id="r",
+        question="What reconnection fee is charged after service is restored?",
+        expected=Expected(answers=("$40",), evidence_doc_ids=("fee",)),
+    )
+    assert conflicting_docs(fee, docs) == ("fee-old",)
+    assert answer_sentence(fee_cur.text, fee.question, ["$40"]) is not None
+    assert _counterpart(fee_old.text, fee_cur.text, fee.question) == (
+        "The reconnection fee is $55 at all times."
+    )
