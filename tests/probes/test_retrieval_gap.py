@@ -323,6 +323,21 @@ def test_an_original_miss_that_a_rewording_recovers_counts_against_the_retriever
     assert probe.failure_mechanism(evidence, "generator") is None
 
 
+def test_an_original_miss_the_semantic_retriever_recovers_is_lexical_whatever_the_swaps_say():
+    """The surgeon's swaps replace only the original (the group then fails as a gap), so
+    they blame e.g. a generator that refuses with the evidence: the probe's own
+    counterfactual names the mechanism. A rewording-only recovery still defers to them."""
+    probe = RetrievalGap()
+    verdict = _judge(
+        {"original": _output("a", "b"), "synonym": _output("c"), "semantic": _output("gold")}
+    )
+    evidence = probe.evidence_of(verdict)
+    assert evidence.outcome == "original_miss" and evidence.recovered_by == ["semantic"]
+    assert probe.failure_mechanism(evidence, "generator") == "lexical_retrieval_miss"
+    reworded = _judge({"original": _output("a"), "evidence_wording": _output("gold")})
+    assert probe.failure_mechanism(probe.evidence_of(reworded), "generator") is None
+
+
 def test_a_gap_names_the_lexical_mechanism_and_a_held_group_none():
     probe = RetrievalGap()
     gap = probe.evidence_of(_judge({"original": _output("gold"), "targeted": _output("b", "c")}))

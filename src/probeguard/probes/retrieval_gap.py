@@ -46,7 +46,9 @@ lost the gold evidence or moved it by more than the threshold), ``kind_mean_rank
 ``kind_moved_rates`` (the share whose gold rank changed at all); ``original_misses`` (share of
 groups with an answered original whose original missed) and ``original_miss_recovered`` (share
 of those a rewording or the semantic retriever recovered); and ``outcomes`` (groups per
-outcome). A failed group's mechanism is ``lexical_retrieval_miss`` (``failure_mechanism``).
+outcome). A failed group's mechanism is ``lexical_retrieval_miss`` (``failure_mechanism``:
+always for an original miss the semantic retriever recovers, else when the surgeon blamed
+the retriever or no component).
 """
 
 from __future__ import annotations
@@ -362,9 +364,17 @@ class RetrievalGap(Probe[GapEvidence]):
         return tuple(moved or [r.role for r in evidence.variants if r.delta > 0])
 
     def failure_mechanism(self, evidence: GapEvidence, cause: str) -> str | None:
-        """``lexical_retrieval_miss`` for a failed group (a rewording lost the gold evidence,
-        or found what the original wording missed) when the surgeon blamed the retriever or
-        no component; None (the surgeon's own reading) when it blamed another component."""
+        """``lexical_retrieval_miss`` for an original miss that the ``semantic`` role
+        recovered, whatever the surgeon blamed: the same words, retrieved by meaning over the
+        same chunks, find the evidence, so the pipeline's retriever missed it by matching
+        words — the probe's own counterfactual, as a fracture's unsplit control is (the
+        surgeon's swaps replace only the original, and the group then fails as a gap, so
+        they cannot repair it). For any other failed group (a rewording lost the gold
+        evidence, or only a rewording recovered it: wording dependence that a semantic
+        retriever can share) the same id when the surgeon blamed the retriever or no
+        component; None (the surgeon's own reading) when it blamed another component."""
+        if evidence.outcome == "original_miss" and SEMANTIC in evidence.recovered_by:
+            return MECHANISM
         if evidence.outcome in FAILING_OUTCOMES and cause in ("retriever", "undetermined"):
             return MECHANISM
         return None
