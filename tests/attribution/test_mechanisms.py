@@ -14,10 +14,11 @@ from planted import DOCS, QUESTIONS, ObeysInstructions, Planted, config
 
 from probeguard.attribution import AttributionConfig, attribute
 from probeguard.attribution.decide import Observed, decide
-from probeguard.attribution.engine import observe
+from probeguard.attribution.engine import _gated, observe
 from probeguard.attribution.mechanisms import FailureFacts, read_mechanism
 from probeguard.config.models import ScanConfig
 from probeguard.core.documents import Document
+from probeguard.core.pipeline import PipelineOutput
 from probeguard.core.records import SwapOutcome, SwapRun
 from probeguard.engine.scan import scan
 from probeguard.probes.evaluate import probe_context
@@ -83,6 +84,21 @@ def test_generator_mechanisms():
     assert read_mechanism("generator", abstain) == "no_refusal_gate"
     refusing = outcome("oracle_context", "not_repaired", answer="I don't know.", refused=True)
     assert read_mechanism("generator", facts(swaps=[refusing])) == "refuses_with_evidence"
+
+
+def test_an_unanswerable_question_past_a_gate_set_for_its_backend_is_distraction():
+    """A pipeline whose refusal gate ran (and passed the neighbouring topic's hits) has a
+    gate: "no refusal gate" would be false, and its fix (add a gate) a no-op."""
+    gated = facts(observed=Observed(abstain=True), answer="It is 42.", gated=True)
+    assert read_mechanism("generator", gated) == "distracted_by_context"
+    with_gate = PipelineOutput(
+        answer="x", metadata={"defences": {"gate": {"backend": "bm25", "min_score": 3.9}}}
+    )
+    other_backend = PipelineOutput(
+        answer="x", metadata={"defences": {"gate": {"backend": "bm25", "min_score": None}}}
+    )
+    assert _gated(with_gate) and not _gated(other_backend)
+    assert not _gated(PipelineOutput(answer="x")) and not _gated(None)
 
 
 def test_retriever_mechanisms():

@@ -265,7 +265,16 @@ def _failure_facts(
         backend=_backend(case, pipeline_config),
         reranked=reranks(pipeline_config),
         top_k=int(case.variation.retrieval.get("top_k", top_k)),
+        gated=_gated(out),
     )
+
+
+def _gated(out: PipelineOutput | None) -> bool:
+    """The output passed a refusal gate set for its backend: its defence report names the
+    gate's ``min_score`` (``pipeline.reference``); False when it reports none."""
+    report = (out.metadata.get("defences") or {}) if out is not None else {}
+    gate = report.get("gate") if isinstance(report, dict) else None
+    return isinstance(gate, dict) and gate.get("min_score") is not None
 
 
 def _backend(case: Case, pipeline_config: Mapping[str, Any]) -> str | None:

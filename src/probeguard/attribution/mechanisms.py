@@ -24,7 +24,10 @@ Per cause, the first rule that holds:
   ``conflicting_documents``.
 * **prompt** → ``obeys_injected_instructions`` when an injected document carries an
   instruction; else as for the generator.
-* **generator** → ``no_refusal_gate`` for an abstain case; ``refuses_with_evidence`` when the
+* **generator** → for an abstain case ``distracted_by_context`` when the failing output's
+  hits passed a refusal gate set for its backend (``gated``: the pipeline has a gate, and
+  the question's retrieved context, on a neighbouring topic, scored above it — the
+  generator answered from it), else ``no_refusal_gate``; ``refuses_with_evidence`` when the
   oracle run (gold evidence in hand) refused, or, with no oracle run, the failing output
   refused with the gold evidence retrieved; ``ignores_context`` when the oracle run gave the
   failing answer word for word and that answer is not supported by the gold evidence;
@@ -74,6 +77,9 @@ class FailureFacts:
     backend: str | None = None
     reranked: bool = False
     top_k: int = 0
+    gated: bool = False
+    """The failing output passed a refusal gate set for the backend it used (a reference
+    pipeline reports the gate's ``min_score`` in ``metadata["defences"]["gate"]``)."""
 
 
 def supported_by(answer: str, text: str) -> bool:
@@ -153,7 +159,7 @@ def _corpus(facts: FailureFacts) -> str:
 
 def _generator(facts: FailureFacts) -> str:
     if facts.observed.abstain:
-        return "no_refusal_gate"
+        return "distracted_by_context" if facts.gated else "no_refusal_gate"
     oracle = _run(facts, "oracle_context")
     if oracle is None:
         return (
