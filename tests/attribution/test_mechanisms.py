@@ -17,9 +17,10 @@ from probeguard.attribution.decide import Observed, decide
 from probeguard.attribution.engine import _gated, observe
 from probeguard.attribution.mechanisms import FailureFacts, read_mechanism
 from probeguard.config.models import ScanConfig
+from probeguard.core.cases import Case, Expected
 from probeguard.core.documents import Document
-from probeguard.core.pipeline import PipelineOutput
-from probeguard.core.records import SwapOutcome, SwapRun
+from probeguard.core.pipeline import PipelineOutput, RetrievedChunk
+from probeguard.core.records import CaseRecord, SwapOutcome, SwapRun
 from probeguard.engine.scan import scan
 from probeguard.probes.evaluate import probe_context
 from probeguard.probes.prompt_hijack import PromptHijack
@@ -99,6 +100,37 @@ def test_an_unanswerable_question_past_a_gate_set_for_its_backend_is_distraction
     )
     assert _gated(with_gate) and not _gated(other_backend)
     assert not _gated(PipelineOutput(answer="x")) and not _gated(None)
+
+
+def test_top_k_too_small_when_k_cannot_hold_every_gold_document():
+    """Top-1 on a two-document question that retrieved neither: the wider run finds both."""
+    wide = outcome("better_retrieval", "not_repaired", docs=["x", "g", "y", "g2"])
+    none = facts(gold=(GOLD, OTHER), retrieved_ids=("x",), top_k=1, swaps=[wide])
+    assert read_mechanism("retriever", none) == "top_k_too_small"
+    # k holds both, neither found: not a top-k question
+    two = facts(gold=(GOLD, OTHER), retrieved_ids=("x", "y"), swaps=[wide])
+    assert read_mechanism("retriever", two) == "retrieval_miss"
+
+
+def test_a_multi_hop_case_missing_one_gold_document_did_not_retrieve_its_evidence():
+    """The oracle hands every gold document; retrieving one of two is still a miss."""
+    case = Case(
+        id="m",
+        question="Who designed it?",
+        expected=Expected(answers=("Quillon",), evidence_doc_ids=("g", "g2")),
+    )
+    half = CaseRecord(
+        case=case,
+        call_key="k",
+        output=PipelineOutput(
+            answer="x",
+            retrieved=[RetrievedChunk(chunk_id="g#0", doc_id="g", text="t", rank=1)],
+        ),
+    )
+    assert observe(half).gold_retrieved is False
+    both = half.output.retrieved + [RetrievedChunk(chunk_id="g2#0", doc_id="g2", text="t", rank=2)]
+    full = half.model_copy(update={"output": half.output.model_copy(update={"retrieved": both})})
+    assert observe(full).gold_retrieved is True
 
 
 def test_retriever_mechanisms():

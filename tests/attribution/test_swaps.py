@@ -46,7 +46,8 @@ def test_each_swap_merges_into_the_case_variation():
     doc = plan("whole_document").variation
     assert doc.chunking == "document" and doc.overlay == (INJECTED,)
     better = plan("better_retrieval").variation
-    assert better.retrieval == {"top_k": 8, "mode": "hybrid"} and better.overlay == (INJECTED,)
+    # twice k, at least BETTER_DEPTH (10): doubling a small k searches no wider
+    assert better.retrieval == {"top_k": 10, "mode": "hybrid"} and better.overlay == (INJECTED,)
     clean = plan("clean_corpus")
     assert clean.variation.overlay == () and clean.variation.exclude_doc_ids == ("draft", "old")
     assert clean.removed_doc_ids == ("draft", "old", "pg-x")
@@ -194,3 +195,10 @@ def test_a_terse_older_version_of_a_long_answer_sentence_is_its_counterpart():
     assert _counterpart(fee_old.text, fee_cur.text, fee.question) == (
         "The reconnection fee is $55 at all times."
     )
+
+
+def test_better_retrieval_doubles_k_but_searches_at_least_ten_deep():
+    deep = CASE.model_copy(update={"variation": Variation(retrieval={"top_k": 7})})
+    assert plan("better_retrieval", deep).variation.retrieval["top_k"] == 14
+    one = CASE.model_copy(update={"variation": Variation(retrieval={"top_k": 1})})
+    assert plan("better_retrieval", one).variation.retrieval["top_k"] == 10

@@ -95,8 +95,8 @@ class Observed:
     abstain: bool = False
     """The case expects a refusal."""
     gold_retrieved: bool | None = None
-    """A gold evidence document is among the retrieved contexts (None: no gold evidence, or
-    the pipeline does not report its contexts)."""
+    """Every gold evidence document is among the retrieved contexts (None: no gold evidence,
+    or the pipeline does not report its contexts)."""
     answer_supported: bool | None = None
     """The answer's content words are found in the retrieved contexts (None: no contexts or
     an empty answer)."""

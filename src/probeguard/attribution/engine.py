@@ -17,8 +17,9 @@ judges see the gold evidence where it was put. A swap with an errored re-run is 
 (``unsupported`` when the error is ``UnsupportedCapabilityError``); a swap that is not
 applicable or not supported for some role is so for the failure.
 
-**Observed** (``decide.Observed``): the first failing role's output — gold evidence among the
-retrieved documents; the answer *supported* when at least ``SUPPORT`` of its content words
+**Observed** (``decide.Observed``): the first failing role's output — the gold evidence among
+the retrieved documents (every gold document: a multi-hop case that retrieved one of its two
+still misses evidence the oracle hands over); the answer *supported* when at least ``SUPPORT`` of its content words
 (citations stripped) occur in the retrieved texts; an *injected instruction* when a document
 the case injected holds an attack phrase (``nlp.attack_phrases``).
 
@@ -131,7 +132,7 @@ def observe(record: CaseRecord) -> Observed:
     if out is None:
         return Observed(abstain=exp.mode == "abstain", injected_instruction=injected)
     docs = [r.doc_id for r in out.retrieved]
-    gold = any(d in exp.evidence_doc_ids for d in docs) if exp.evidence_doc_ids and docs else None
+    gold = all(d in docs for d in exp.evidence_doc_ids) if exp.evidence_doc_ids and docs else None
     supported = None
     if content_words(CITATION_MARKER.sub(" ", out.answer)) and out.retrieved and not out.refused:
         supported = supported_by(out.answer, " ".join(r.text for r in out.retrieved))

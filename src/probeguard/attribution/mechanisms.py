@@ -12,7 +12,8 @@ Per cause, the first rule that holds:
   the approximation: the pipeline re-ranks, the gold evidence is missing from the failing
   top k, and the better-retrieval run holds it below rank k; ``top_k_too_small``: a
   multi-evidence (multi-hop) case whose failing output retrieved some but not all gold
-  documents, and the better-retrieval run (2·k, hybrid) retrieves them all;
+  documents — or none, when k is smaller than the number of gold documents — and the
+  better-retrieval run (``swaps.BETTER_DEPTH``, hybrid) retrieves them all;
   ``lexical_retrieval_miss``: the pipeline's backend is lexical (``bm25``) and the
   hybrid run retrieves the gold evidence within rank k; else ``retrieval_miss``.
 * **corpus** → ``poisoned_document_adopted``: the failing answer (not a refusal) adopted a
@@ -111,6 +112,15 @@ def _ranking_demotes(facts: FailureFacts, gold: Sequence[str], k: int) -> bool |
     return outcome.outcome == "repaired" or recovered
 
 
+def _top_k_too_small(
+    gold: Sequence[str], found: Sequence[str], wider: Sequence[str], k: int
+) -> bool:
+    """A multi-evidence case missing some gold documents (all, when k cannot hold them)
+    that the wider run retrieves all of."""
+    partial = 0 < len(found) < len(gold) or (not found and k < len(gold))
+    return len(gold) > 1 and partial and all(g in wider for g in gold)
+
+
 def _retriever(facts: FailureFacts) -> str:
     gold = [g.id for g in facts.gold]
     k = len(facts.retrieved_ids) or facts.top_k
@@ -120,7 +130,7 @@ def _retriever(facts: FailureFacts) -> str:
     better = _run(facts, "better_retrieval")
     wider = better.retrieved_doc_ids if better is not None else []
     found = [g for g in gold if g in facts.retrieved_ids]
-    if len(gold) > 1 and 0 < len(found) < len(gold) and all(g in wider for g in gold):
+    if _top_k_too_small(gold, found, wider, k):
         return "top_k_too_small"
     if not found and gold and k:
         ranks = [wider.index(g) for g in gold if g in wider]

@@ -9,7 +9,8 @@ overlay, paraphrase or retrieval-only flag stays in place unless the swap is abo
 |                    | answer from); N/A when an answer case names no gold evidence found  |            |
 |                    | in the corpus                                                       |            |
 | ``whole_document`` | ``chunking="document"``                                             | chunking   |
-| ``better_retrieval``| ``retrieval = {mode: "hybrid", top_k: 2·k}`` (``query_expansion``  | retrieval  |
+| ``better_retrieval``| ``retrieval = {mode: "hybrid", top_k: max(2·k, 10)}``             | retrieval  |
+|                    | (``BETTER_DEPTH``; ``query_expansion``                              |            |
 |                    | too, where the pipeline offers defences)                            |            |
 | ``clean_corpus``   | no ``overlay``; ``exclude_doc_ids`` += the corpus documents that    | mask (only |
 |                    | conflict with the gold evidence on the asked fact, or that a probe  | when it    |
@@ -37,6 +38,7 @@ from probeguard.pipeline.defences.archive import OUTDATED_STATUSES
 
 __all__ = [
     "SWAPS",
+    "BETTER_DEPTH",
     "SwapPlan",
     "CONFLICT_STATUSES",
     "conflicting_docs",
@@ -54,6 +56,10 @@ SWAPS: tuple[str, ...] = (
     "no_reranker",
 )
 """Every swap, in the order they are planned and reported."""
+
+BETTER_DEPTH = 10
+"""Least depth of the better-retrieval run: doubling a small k (1 → 2) searches no wider
+(10 is twice the reference pipeline's default top_k, whose runs are unchanged)."""
 
 CONFLICT_STATUSES = OUTDATED_STATUSES
 """``metadata["status"]`` values of outdated versions (the ones the ``demote_archived``
@@ -179,7 +185,7 @@ def plan_swap(
         retrieval = {
             **case.variation.retrieval,
             "mode": "hybrid",
-            "top_k": 2 * int(case.variation.retrieval.get("top_k", top_k)),
+            "top_k": max(2 * int(case.variation.retrieval.get("top_k", top_k)), BETTER_DEPTH),
         }
         fields: dict[str, Any] = {**base, "retrieval": retrieval}
         if defences:
