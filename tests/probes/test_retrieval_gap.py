@@ -338,6 +338,35 @@ def test_an_original_miss_the_semantic_retriever_recovers_is_lexical_whatever_th
     assert probe.failure_mechanism(probe.evidence_of(reworded), "generator") is None
 
 
+def test_the_semantic_control_says_whether_a_wording_gap_is_lexical():
+    """A gap of a pipeline whose own retrieval ranks as the semantic role does (it already
+    retrieves by meaning) is not lexical, whoever the surgeon blamed; one whose retrieval
+    ranks otherwise is, even when a whole-document swap happened to repair it."""
+    probe = RetrievalGap()
+    dense = probe.evidence_of(
+        _judge(
+            {
+                "original": _output("gold", "b"),
+                "targeted": _output("b", "c"),
+                "semantic": _output("gold", "b"),
+            }
+        )
+    )
+    assert dense.outcome == "gap" and dense.semantic_differs is False
+    assert probe.failure_mechanism(dense, "retriever") is None
+    lexical = probe.evidence_of(
+        _judge(
+            {
+                "original": _output("gold", "b"),
+                "targeted": _output("b", "c"),
+                "semantic": _output("b", "gold"),
+            }
+        )
+    )
+    assert lexical.semantic_differs is True
+    assert probe.failure_mechanism(lexical, "chunker") == "lexical_retrieval_miss"
+
+
 def test_a_gap_names_the_lexical_mechanism_and_a_held_group_none():
     probe = RetrievalGap()
     gap = probe.evidence_of(_judge({"original": _output("gold"), "targeted": _output("b", "c")}))
