@@ -4,7 +4,11 @@ naming the file, line and field."""
 
 from __future__ import annotations
 
+import json
+
 import click
+
+from probeguard.dataset.schema import case_json_schema
 
 __all__ = ["dataset"]
 
@@ -12,3 +16,9 @@ __all__ = ["dataset"]
 @click.group()
 def dataset() -> None:
     """Case files: export the schema, validate, split, write a manifest, import."""
+
+
+@dataset.command(name="schema")
+def schema_command() -> None:
+    """Print the JSON schema of one case record (the dataset JSONL format)."""
+    click.echo(json.dumps(case_json_schema(), indent=2, sort_keys=True))
