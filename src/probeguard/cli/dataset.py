@@ -5,10 +5,19 @@ naming the file, line and field."""
 from __future__ import annotations
 
 import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
 
 import click
 
+from probeguard.cli.common import fail
+from probeguard.core.documents import Document
+from probeguard.core.errors import ProbeGuardError
+from probeguard.corpus.loaders import load_corpus
 from probeguard.dataset.schema import case_json_schema
+from probeguard.dataset.validate import validate_files
 
 __all__ = ["dataset"]
 
@@ -22,3 +31,50 @@ def dataset() -> None:
 def schema_command() -> None:
     """Print the JSON schema of one case record (the dataset JSONL format)."""
     click.echo(json.dumps(case_json_schema(), indent=2, sort_keys=True))
+
+
+def _corpus_options(required: bool) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    def wrap(fn: Callable[..., Any]) -> Callable[..., Any]:
+        fn = click.option(
+            "--corpus",
+            "corpus_path",
+            type=click.Path(path_type=Path),
+            required=required,
+            help="The corpus (JSONL, JSON, CSV or a folder) the cases refer to.",
+        )(fn)
+        fn = click.option("--id-field", default="id", help="The corpus records' id field.")(fn)
+        return click.option("--text-field", default="text", help="The records' text field.")(fn)
+
+    return wrap
+
+
+def _corpus(path: Path | None, id_field: str, text_field: str) -> list[Document] | None:
+    if path is None:
+        return None
+    return load_corpus(path, id_field=id_field, text_field=text_field)
+
+
+@dataset.command(name="validate")
+@click.argument("files", nargs=-1, required=True, type=click.Path(path_type=Path))
+@_corpus_options(required=False)
+def validate_command(
+    files: tuple[Path, ...], corpus_path: Path | None, id_field: str, text_field: str
+) -> None:
+    """Check case files: the schema, attack rules, duplicate ids and inputs, and with --corpus
+    the evidence ids, spans and answers; leakage between splits. Exit 2 on any problem."""
+    try:
+        docs = _corpus(corpus_path, id_field, text_field)
+    except ProbeGuardError as exc:
+        fail(str(exc))
+    result = validate_files(list(files), docs)
+    for problem in result.problems:
+        click.echo(f"error: {problem}", err=True)
+    if not result.ok:
+        click.echo(f"{len(result.problems)} problem(s) in {len(files)} file(s)", err=True)
+        sys.exit(2)
+    spans = sum(any(e.start is not None for e in c.case.evidence) for c in result.cases)
+    checked = f"against {len(docs)} documents" if docs is not None else "without a corpus"
+    click.echo(
+        f"ok: {len(result.cases)} cases in {len(files)} file(s), {spans} with spans, "
+        f"checked {checked}"
+    )

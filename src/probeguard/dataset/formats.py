@@ -38,6 +38,7 @@ from probeguard.dataset.schema import DatasetCase, Evidence, ExpectedSpec, Recor
 
 __all__ = [
     "LocatedCase",
+    "dataset_format",
     "dump_case",
     "from_case",
     "from_eval_record",
@@ -230,7 +231,9 @@ def parse_case(obj: Any, *, file: str, line: int | None, label: str = "") -> Dat
         ) from None
 
 
-def _format(path: Path) -> str:
+def dataset_format(path: Path) -> str:
+    """``golden``, ``attack``, ``eval`` or ``schema``: the format of a case file (module
+    docstring)."""
     fmt = _SUFFIXES.get(path.suffix.lower())
     if fmt is None:
         return "eval"
@@ -274,7 +277,7 @@ def load_dataset(path: str | Path) -> list[LocatedCase]:
     path = Path(path)
     if not path.is_file():
         raise InputError("no such file", file=str(path))
-    fmt = _format(path)
+    fmt = dataset_format(path)
     if fmt in ("golden", "attack"):
         return _golden(path, fmt == "attack")
     if fmt == "eval":
