@@ -78,7 +78,7 @@ def test_every_problem_names_line_and_field(tmp_path: Path) -> None:
     )
     assert _fields(path) == [
         (8, "input"),
-        (7, "excludes"),
+        (7, "expected.excludes"),
         (2, "id"),
         (2, "input"),
         (1, "evidence.0.doc_id"),

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -16,7 +17,9 @@ from probeguard.cli.common import fail
 from probeguard.core.documents import Document
 from probeguard.core.errors import ProbeGuardError
 from probeguard.corpus.loaders import load_corpus
+from probeguard.dataset.formats import load_dataset
 from probeguard.dataset.schema import case_json_schema
+from probeguard.dataset.split import case_type, parse_ratios, split_cases, write_splits
 from probeguard.dataset.validate import validate_files
 
 __all__ = ["dataset"]
@@ -78,3 +81,26 @@ def validate_command(
         f"ok: {len(result.cases)} cases in {len(files)} file(s), {spans} with spans, "
         f"checked {checked}"
     )
+
+
+@dataset.command(name="split")
+@click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False, path_type=Path))
+@click.option("--ratios", default="0.7,0.15,0.15", show_default=True, help="train,dev[,test].")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the shuffle.")
+def split_command(file: Path, out_dir: Path, ratios: str, seed: int) -> None:
+    """Split FILE into OUT/train.jsonl, dev.jsonl, test.jsonl: by evidence document (none in
+    two splits), stratified by type, the same for the same seed."""
+    try:
+        cases = [c.case for c in load_dataset(file)]
+        splits = split_cases(cases, parse_ratios(ratios), seed)
+    except ProbeGuardError as exc:
+        fail(str(exc))
+    for split, path in zip(splits, write_splits(splits, out_dir), strict=True):
+        types = Counter(case_type(c) for c in split.cases)
+        docs = {d for c in split.cases for d in c.evidence_doc_ids}
+        by_type = ", ".join(f"{t} {n}" for t, n in sorted(types.items()))
+        click.echo(
+            f"{split.name}: {len(split.cases)} cases, {len(docs)} documents -> {path}"
+            + (f" ({by_type})" if by_type else "")
+        )

@@ -113,6 +113,16 @@ def case_split(located: LocatedCase) -> str | None:
     return str(value) if value is not None else None
 
 
+_SCHEMA_FIELDS = {
+    "mode": "expected",
+    "answers": "expected.answers",
+    "contains": "expected.contains",
+    "excludes": "expected.excludes",
+    "evidence_doc_ids": "evidence",
+}
+"""The attack rules' field names (the golden format's) -> the schema's."""
+
+
 def _attack_rules(located: LocatedCase) -> Iterable[Problem]:
     case = located.case
     if case.type not in ATTACK_TYPES:
@@ -120,7 +130,8 @@ def _attack_rules(located: LocatedCase) -> Iterable[Problem]:
     try:
         validate_attack_case(to_case(case), case.type, file=located.file, line=located.line)
     except InputError as err:
-        yield _problem(err, located.file)
+        field = _SCHEMA_FIELDS.get(err.field or "", err.field)
+        yield Problem(located.file, located.line, field, err.reason)
 
 
 def _duplicates(cases: Sequence[LocatedCase]) -> Iterable[Problem]:
