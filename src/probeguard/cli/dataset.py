@@ -18,6 +18,7 @@ from probeguard.core.documents import Document
 from probeguard.core.errors import ProbeGuardError
 from probeguard.corpus.loaders import load_corpus
 from probeguard.dataset.formats import load_dataset
+from probeguard.dataset.manifest import build_manifest, manifest_beside, write_manifest
 from probeguard.dataset.schema import case_json_schema
 from probeguard.dataset.split import case_type, parse_ratios, split_cases, write_splits
 from probeguard.dataset.validate import validate_files
@@ -104,3 +105,39 @@ def split_command(file: Path, out_dir: Path, ratios: str, seed: int) -> None:
             f"{split.name}: {len(split.cases)} cases, {len(docs)} documents -> {path}"
             + (f" ({by_type})" if by_type else "")
         )
+
+
+@dataset.command(name="manifest")
+@click.argument("files", nargs=-1, required=True, type=click.Path(path_type=Path))
+@_corpus_options(required=False)
+@click.option(
+    "--out",
+    "out_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="The manifest (default, for one file: FILE.manifest.json, which a scan finds).",
+)
+def manifest_command(
+    files: tuple[Path, ...],
+    corpus_path: Path | None,
+    id_field: str,
+    text_field: str,
+    out_path: Path | None,
+) -> None:
+    """Write a manifest of case files: the sha256 of each, the corpus fingerprint, counts by
+    type, evolution, tag, split and source, and the generators named in the cases."""
+    if out_path is None:
+        if len(files) != 1:
+            fail("give --out for a manifest of several files")
+        out_path = manifest_beside(files[0])
+    try:
+        docs = _corpus(corpus_path, id_field, text_field)
+        parsed = [(Path(f), load_dataset(f)) for f in files]
+    except ProbeGuardError as exc:
+        fail(str(exc))
+    manifest = build_manifest(parsed, root=out_path.parent, documents=docs)
+    digest = write_manifest(manifest, out_path)
+    types = ", ".join(f"{t} {n}" for t, n in manifest.counts["type"].items())
+    click.echo(
+        f"manifest {out_path} (sha256 {digest[:12]}): {manifest.cases} cases in "
+        f"{len(files)} file(s) ({types})"
+    )
