@@ -46,13 +46,15 @@ def _corpus_options(required: bool) -> Callable[[Callable[..., Any]], Callable[.
             required=required,
             help="The corpus (JSONL, JSON, CSV or a folder) the cases refer to.",
         )(fn)
-        fn = click.option("--id-field", default="id", help="The corpus records' id field.")(fn)
+        fn = click.option(
+            "--id-field", default=None, help="The corpus records' id field (default: id)."
+        )(fn)
         return click.option("--text-field", default="text", help="The records' text field.")(fn)
 
     return wrap
 
 
-def _corpus(path: Path | None, id_field: str, text_field: str) -> list[Document] | None:
+def _corpus(path: Path | None, id_field: str | None, text_field: str) -> list[Document] | None:
     if path is None:
         return None
     return load_corpus(path, id_field=id_field, text_field=text_field)
@@ -62,7 +64,7 @@ def _corpus(path: Path | None, id_field: str, text_field: str) -> list[Document]
 @click.argument("files", nargs=-1, required=True, type=click.Path(path_type=Path))
 @_corpus_options(required=False)
 def validate_command(
-    files: tuple[Path, ...], corpus_path: Path | None, id_field: str, text_field: str
+    files: tuple[Path, ...], corpus_path: Path | None, id_field: str | None, text_field: str
 ) -> None:
     """Check case files: the schema, attack rules, duplicate ids and inputs, and with --corpus
     the evidence ids, spans and answers; leakage between splits. Exit 2 on any problem."""
@@ -119,7 +121,7 @@ def split_command(file: Path, out_dir: Path, ratios: str, seed: int) -> None:
 def manifest_command(
     files: tuple[Path, ...],
     corpus_path: Path | None,
-    id_field: str,
+    id_field: str | None,
     text_field: str,
     out_path: Path | None,
 ) -> None:

@@ -161,7 +161,7 @@ def to_case(case: DatasetCase) -> Case:
         id=case.id,
         question=case.input,
         expected=Expected(
-            mode=exp.mode,  # type: ignore[arg-type]
+            mode=exp.mode,
             answers=exp.answers,
             evidence_doc_ids=case.evidence_doc_ids,
             contains=exp.contains,

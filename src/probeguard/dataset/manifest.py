@@ -43,6 +43,7 @@ __all__ = [
     "file_sha256",
     "manifest_json",
     "manifest_beside",
+    "manifest_hashes",
     "write_manifest",
 ]
 
@@ -226,3 +227,19 @@ def check_manifest(path: Path, manifest_path: Path) -> str:
             file=str(path),
         )
     return hashlib.sha256(manifest_path.read_bytes()).hexdigest()
+
+
+def manifest_hashes(paths: Sequence[Path | None], manifest: Path | None = None) -> dict[str, str]:
+    """Check each case file against ``manifest`` (else ``<file>.manifest.json`` when it
+    exists); ``{file name: manifest sha256}`` for the files that had one. ``InputError`` on a
+    missing configured manifest, an unlisted file or a sha256 mismatch."""
+    if manifest is not None and not manifest.is_file():
+        raise InputError("no such manifest", file=str(manifest), field="corpus.manifest")
+    out: dict[str, str] = {}
+    for path in paths:
+        if path is None:
+            continue
+        found = manifest if manifest is not None else manifest_beside(path)
+        if found.is_file():
+            out[path.name] = check_manifest(path, found)
+    return out

@@ -35,7 +35,7 @@ __all__ = [
     "case_json_schema",
 ]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION: Literal[1] = 1
 """Bumped on any change a reader of version 1 could not load."""
 
 SOURCES = ("synthesized", "written", "imported")
@@ -85,7 +85,7 @@ class ExpectedSpec(BaseModel):
         return self
 
     @property
-    def mode(self) -> str:
+    def mode(self) -> Literal["answer", "abstain", "correct_premise"]:
         """The ``core.cases.Expected`` mode: ``abstain``, ``correct_premise`` or ``answer``."""
         if self.must_abstain:
             return "abstain"

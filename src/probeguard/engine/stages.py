@@ -34,6 +34,7 @@ from probeguard.core.records import Attribution, CaseRecord, RunHeader, RunStats
 from probeguard.corpus.loaders import load_corpus
 from probeguard.corpus.questions import load_questions
 from probeguard.dataset.attack_types import load_attack_cases
+from probeguard.dataset.manifest import manifest_hashes
 from probeguard.detectors.factory import build_judges
 from probeguard.log.writer import RunLogWriter
 from probeguard.metrics.golden import (
@@ -106,7 +107,12 @@ def load_inputs(config: ScanConfig) -> tuple[list[Document], list[Case]]:
             raise InputError(
                 "no corpus: set corpus.path in the config (or use --demo)", field="corpus.path"
             )
-        documents = load_corpus(config.corpus.path, format=config.corpus.format)
+        documents = load_corpus(
+            config.corpus.path,
+            format=config.corpus.format,
+            id_field=config.corpus.id_field,
+            text_field=config.corpus.text_field,
+        )
         questions_path = config.corpus.questions
     cases = (
         load_questions(questions_path, corpus_ids={d.id for d in documents})
@@ -198,6 +204,8 @@ class Generated:
     plan: ProbePlan
     """The probes that run, their cases, and the ones skipped."""
     header: RunHeader
+    manifests: Mapping[str, str] | None = None
+    """Case file name -> sha256 of the manifest it matched (``dataset.manifest``)."""
 
     @property
     def cases(self) -> list[Case]:
@@ -214,6 +222,7 @@ def generate(
     """Load the inputs (or take ``inputs``), build the pipeline (or take ``pipeline``) and
     generate the probes' cases. Pure apart from reading the inputs."""
     documents, golden = (list(inputs[0]), list(inputs[1])) if inputs else load_inputs(config)
+    manifests = dataset_manifests(config)
     if pipeline is None:
         pipeline = build_pipeline(config, documents)
     header = RunHeader(
@@ -238,7 +247,17 @@ def generate(
         ctx=ctx,
         plan=plan_probes(config.probes, ctx),
         header=header,
+        manifests=manifests or None,
     )
+
+
+def dataset_manifests(config: ScanConfig) -> dict[str, str]:
+    """The questions and attack files checked against their manifests (none for the demo);
+    a file that does not match its manifest is refused (``InputError``)."""
+    if config.demo:
+        return {}
+    paths = [config.corpus.questions, config.corpus.attacks]
+    return manifest_hashes(paths, config.corpus.manifest)
 
 
 # -- execute ---------------------------------------------------------------------------------
@@ -420,6 +439,7 @@ def assemble(
         records=list(scored.records),
         groups=list(scored.probes.groups),
         attribution=list(attributed.entries),
+        dataset_manifests=dict(generated.manifests) if generated.manifests else None,
     )
 
 
