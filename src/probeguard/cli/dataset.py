@@ -17,7 +17,8 @@ from probeguard.cli.common import fail
 from probeguard.core.documents import Document
 from probeguard.core.errors import ProbeGuardError
 from probeguard.corpus.loaders import load_corpus
-from probeguard.dataset.formats import load_dataset
+from probeguard.dataset.formats import load_dataset, write_dataset
+from probeguard.dataset.importers import PRESETS, import_records, parse_maps
 from probeguard.dataset.manifest import build_manifest, manifest_beside, write_manifest
 from probeguard.dataset.schema import case_json_schema
 from probeguard.dataset.split import case_type, parse_ratios, split_cases, write_splits
@@ -143,3 +144,39 @@ def manifest_command(
         f"manifest {out_path} (sha256 {digest[:12]}): {manifest.cases} cases in "
         f"{len(files)} file(s) ({types})"
     )
+
+
+@dataset.command(name="import")
+@click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--map", "maps", multiple=True, help="SRC=DST: a source field and where it goes.")
+@click.option("--preset", type=click.Choice(list(PRESETS)), help="A known export's mapping.")
+@_corpus_options(required=False)
+@click.option("--out", "out_path", required=True, type=click.Path(dir_okay=False, path_type=Path))
+def import_command(
+    file: Path,
+    maps: tuple[str, ...],
+    preset: str | None,
+    corpus_path: Path | None,
+    id_field: str | None,
+    text_field: str,
+    out_path: Path,
+) -> None:
+    """Convert a foreign test set (RAGAS, DeepEval, eval records, case/attack layouts) to the
+    case schema; unmapped fields are kept in meta. With --corpus, passages given as text
+    become evidence spans."""
+    try:
+        docs = _corpus(corpus_path, id_field, text_field)
+        mapping = parse_maps(maps, preset)
+        result = import_records(file, mapping, documents=docs)
+    except ProbeGuardError as exc:
+        fail(str(exc))
+    write_dataset(result.cases, out_path)
+    parts = [f"imported {len(result.cases)} cases -> {out_path}"]
+    if result.kept_in_meta:
+        parts.append(f"kept in meta: {', '.join(sorted(result.kept_in_meta))}")
+    if result.located or result.unlocated:
+        parts.append(
+            f"passages: {result.located} located in the corpus, {result.unlocated} kept in "
+            f"meta.reference_contexts"
+        )
+    click.echo("; ".join(parts))
