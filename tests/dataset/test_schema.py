@@ -7,7 +7,9 @@ import json
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
+from probeguard.cli.main import cli
 from probeguard.core.errors import InputError
 from probeguard.corpus.questions import load_questions
 from probeguard.dataset.attack_types import load_attack_cases
@@ -130,3 +132,11 @@ def test_schema_file_loads_with_lines_and_writes_identically(tmp_path: Path) -> 
     with pytest.raises(InputError) as err:
         load_dataset(bad)
     assert (err.value.line, err.value.field) == (4, "expected.answer")
+
+
+def test_cli_prints_the_case_and_manifest_schemas() -> None:
+    runner = CliRunner()
+    case = runner.invoke(cli, ["dataset", "schema"])
+    assert case.exit_code == 0 and json.loads(case.output)["title"] == "DatasetCase"
+    manifest = runner.invoke(cli, ["dataset", "schema", "manifest"])
+    assert json.loads(manifest.output)["title"] == "DatasetManifest"

@@ -19,7 +19,12 @@ from probeguard.core.errors import ProbeGuardError
 from probeguard.corpus.loaders import load_corpus
 from probeguard.dataset.formats import load_dataset, write_dataset
 from probeguard.dataset.importers import PRESETS, import_records, parse_maps
-from probeguard.dataset.manifest import build_manifest, manifest_beside, write_manifest
+from probeguard.dataset.manifest import (
+    DatasetManifest,
+    build_manifest,
+    manifest_beside,
+    write_manifest,
+)
 from probeguard.dataset.schema import case_json_schema
 from probeguard.dataset.split import case_type, parse_ratios, split_cases, write_splits
 from probeguard.dataset.validate import validate_files
@@ -33,9 +38,12 @@ def dataset() -> None:
 
 
 @dataset.command(name="schema")
-def schema_command() -> None:
-    """Print the JSON schema of one case record (the dataset JSONL format)."""
-    click.echo(json.dumps(case_json_schema(), indent=2, sort_keys=True))
+@click.argument("kind", required=False, default="case", type=click.Choice(["case", "manifest"]))
+def schema_command(kind: str) -> None:
+    """Print the JSON schema of one case record (the dataset JSONL format; the default) or
+    of a dataset manifest."""
+    schema = case_json_schema() if kind == "case" else DatasetManifest.model_json_schema()
+    click.echo(json.dumps(schema, indent=2, sort_keys=True))
 
 
 def _corpus_options(required: bool) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
