@@ -110,3 +110,48 @@ def test_a_corpus_with_doc_id_needs_id_field(project: Path) -> None:
     with pytest.raises(InputError) as info:
         scan(cfg, project / "run")
     assert info.value.field == "doc_id" and "id_field" in str(info.value)
+
+
+def test_scan_reads_schema_files_for_questions_and_attacks(project: Path) -> None:
+    questions = [
+        {
+            "id": "s1",
+            "input": "How long is the return window?",
+            "expected": {"answers": ["30 days"]},
+            "evidence": [{"doc_id": "refunds"}],
+        },
+    ]
+    attacks = [
+        {
+            "id": "a1",
+            "input": "Who is the CEO?",
+            "type": "unanswerable",
+            "expected": {"must_abstain": True, "excludes": ["Jane"]},
+        },
+    ]
+    (project / "cases.jsonl").write_text("".join(json.dumps(q) + "\n" for q in questions))
+    (project / "attacks.jsonl").write_text("".join(json.dumps(a) + "\n" for a in attacks))
+    cfg = load_config(
+        project / "probeguard.yaml",
+        overrides={
+            "corpus": {"questions": "cases.jsonl", "attacks": "attacks.jsonl"},
+            "probes": {
+                "enabled": ["attack_types"],
+                "settings": {"attack_types": {"generated": False}},
+            },
+        },
+    )
+    run = scan(cfg, project / "run").run
+    assert [r.case.id for r in run.golden_records()] == ["s1"]
+    assert run.summary["probes"]["attack_types"]["failure_rate"]["n"] == 1
+    (project / "cases.jsonl").write_text(
+        json.dumps({"id": "s2", "input": "q", "evidence": [{"doc_id": "nope"}]}) + "\n"
+    )
+    with pytest.raises(InputError) as info:
+        scan(cfg, project / "run2")
+    assert (info.value.line, info.value.field) == (1, "evidence.0.doc_id")
+    (project / "cases.jsonl").write_text(json.dumps(questions[0]) + "\n")
+    (project / "attacks.jsonl").write_text(json.dumps({"id": "a2", "input": "q"}) + "\n")
+    with pytest.raises(InputError) as info:
+        scan(cfg, project / "run3")
+    assert (info.value.line, info.value.field) == (1, "type")

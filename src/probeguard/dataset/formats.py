@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -31,7 +31,11 @@ from probeguard.core.cases import Case, Expected
 from probeguard.core.errors import InputError
 from probeguard.corpus.file_reading import iter_json_records
 from probeguard.corpus.questions import load_questions
-from probeguard.dataset.attack_types import ATTACK_TYPES, load_attack_cases
+from probeguard.dataset.attack_types import (
+    ATTACK_TYPES,
+    load_attack_cases,
+    validate_attack_case,
+)
 from probeguard.dataset.eval_records import FIELDS as EVAL_FIELDS
 from probeguard.dataset.eval_records import EvalRecord, load_eval_records
 from probeguard.dataset.schema import DatasetCase, Evidence, ExpectedSpec, Recorded
@@ -42,6 +46,7 @@ __all__ = [
     "dump_case",
     "from_case",
     "from_eval_record",
+    "load_case_file",
     "load_dataset",
     "parse_case",
     "schema_records",
@@ -305,3 +310,55 @@ def write_dataset(cases: Iterable[DatasetCase], path: str | Path) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("".join(dump_case(c) + "\n" for c in cases), encoding="utf-8")
     return path
+
+
+def _check_ids(loc: LocatedCase, corpus_ids: Collection[str]) -> None:
+    case = loc.case
+    named = [(f"evidence.{i}.doc_id", e.doc_id) for i, e in enumerate(case.evidence)]
+    named += [
+        (f"expected.{k}", d)
+        for k in ("must_cite", "must_not_cite")
+        for d in getattr(case.expected, k)
+    ]
+    for field, doc_id in named:
+        if doc_id not in corpus_ids:
+            raise InputError(
+                f"document {doc_id!r} is not in the corpus",
+                file=loc.file,
+                line=loc.line,
+                field=field,
+            )
+
+
+def load_case_file(
+    path: str | Path,
+    *,
+    corpus_ids: set[str] | frozenset[str] | None = None,
+    attack: bool = False,
+) -> list[Case]:
+    """The ``Case``s a scan runs from a questions (or, ``attack``, attack-case) file: a
+    golden-question or attack-case file through its own loader, as before; a schema or
+    eval-record file through ``load_dataset`` and ``to_case``, every evidence and citation id
+    checked against ``corpus_ids``, and, for ``attack``, each case's attack-type rules
+    (``InputError`` naming the file, line and field)."""
+    path = Path(path)
+    fmt = dataset_format(path) if path.is_file() else "golden"
+    if fmt in ("golden", "attack"):
+        if attack:
+            return load_attack_cases(path, corpus_ids=corpus_ids)
+        return load_questions(path, corpus_ids=corpus_ids)
+    cases = []
+    for loc in load_dataset(path):
+        if corpus_ids is not None:
+            _check_ids(loc, corpus_ids)
+        if attack and loc.case.type is None:
+            raise InputError(
+                f"missing type; one of {', '.join(ATTACK_TYPES)}",
+                file=loc.file,
+                line=loc.line,
+                field="type",
+            )
+        if attack and loc.case.type is not None:
+            validate_attack_case(to_case(loc.case), loc.case.type, file=loc.file, line=loc.line)
+        cases.append(to_case(loc.case))
+    return cases

@@ -32,8 +32,7 @@ from probeguard.core.io import atomic_write_text
 from probeguard.core.pipeline import Pipeline
 from probeguard.core.records import Attribution, CaseRecord, RunHeader, RunStats
 from probeguard.corpus.loaders import load_corpus
-from probeguard.corpus.questions import load_questions
-from probeguard.dataset.attack_types import load_attack_cases
+from probeguard.dataset.formats import load_case_file
 from probeguard.dataset.manifest import manifest_hashes
 from probeguard.detectors.factory import build_judges
 from probeguard.log.writer import RunLogWriter
@@ -115,7 +114,7 @@ def load_inputs(config: ScanConfig) -> tuple[list[Document], list[Case]]:
         )
         questions_path = config.corpus.questions
     cases = (
-        load_questions(questions_path, corpus_ids={d.id for d in documents})
+        load_case_file(questions_path, corpus_ids={d.id for d in documents})
         if questions_path is not None
         else []
     )
@@ -130,7 +129,7 @@ def load_attacks(config: ScanConfig, documents: Sequence[Document]) -> list[Case
     path = demo_data_dir() / "attacks.jsonl" if config.demo else config.corpus.attacks
     if path is None:
         return []
-    return load_attack_cases(path, corpus_ids={d.id for d in documents})
+    return load_case_file(path, corpus_ids={d.id for d in documents}, attack=True)
 
 
 def build_pipeline(config: ScanConfig, documents: Sequence[Document]) -> Pipeline:
