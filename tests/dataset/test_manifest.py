@@ -8,7 +8,7 @@ import pytest
 
 from probeguard.core.documents import Document, corpus_fingerprint
 from probeguard.core.errors import InputError
-from probeguard.dataset.formats import load_dataset, write_dataset
+from probeguard.dataset.formats import LocatedCase, load_dataset, write_dataset
 from probeguard.dataset.manifest import (
     build_manifest,
     check_manifest,
@@ -87,3 +87,13 @@ def test_manifest_beside_the_file_is_found(tmp_path: Path) -> None:
     assert manifest_hashes([data]) == {"cases.jsonl": digest}
     with pytest.raises(InputError, match="no such manifest"):
         manifest_hashes([data], tmp_path / "missing.json")
+
+
+def test_generator_name_slash_version() -> None:
+    case = DatasetCase(
+        id="s", input="q", meta={"generator": "probeguard.dataset.synth/1", "seed": 4}
+    )
+    m = build_manifest([(Path(__file__), [LocatedCase(case, "f", 1)])], root=Path("."))
+    assert [(g.name, g.version, g.seed) for g in m.generators] == [
+        ("probeguard.dataset.synth", "1", 4)
+    ]

@@ -140,3 +140,33 @@ def test_cli_prints_the_case_and_manifest_schemas() -> None:
     assert case.exit_code == 0 and json.loads(case.output)["title"] == "DatasetCase"
     manifest = runner.invoke(cli, ["dataset", "schema", "manifest"])
     assert json.loads(manifest.output)["title"] == "DatasetManifest"
+
+
+SYNTH = {
+    "id": "syn-0001-reasoning",
+    "question": "Why does the window run 30 days?",
+    "mode": "answer",
+    "answers": ["30 days"],
+    "evidence_doc_ids": ["d1"],
+    "tags": ["synthesized", "reasoning"],
+    "meta": {
+        "source": "synthesized",
+        "generator": "probeguard.dataset.synth/1",
+        "seed": 3,
+        "evidence": [{"doc_id": "d1", "start": 3, "end": 10}],
+        "evolution": "reasoning",
+    },
+}
+
+
+def test_synthesizer_golden_records_lift_spans_evolution_and_source(tmp_path: Path) -> None:
+    path = _jsonl(
+        tmp_path / "syn.jsonl",
+        [SYNTH, {**SYNTH, "id": "x", "question": "q?", "meta": {"evidence": "not a list"}}],
+    )
+    first, second = (c.case for c in load_dataset(path))
+    assert (first.source, first.evolution) == ("synthesized", "reasoning")
+    assert (first.evidence[0].start, first.evidence[0].end) == (3, 10)
+    assert first.meta == {"generator": "probeguard.dataset.synth/1", "seed": 3}
+    assert to_golden_record(first) == SYNTH
+    assert second.meta == {"evidence": "not a list"} and second.source == "written"

@@ -4,10 +4,14 @@
   ``probeguard.dataset.attack_types``): ``question`` -> ``input``, ``mode`` ->
   ``expected.must_abstain`` / ``must_correct_premise``, ``evidence_doc_ids`` -> ``evidence``
   (whole documents), ``type`` -> ``type``; the schema's fields the older format lacks
-  (``evolution``, ``difficulty``, ``source``, ``split``, ``recorded``, spans) travel in the
-  record's ``meta["dataset"]``, so schema -> golden -> schema is the identity and so is
-  golden -> schema -> golden (the loaders' own bookkeeping, ``meta`` keys ``origin``,
-  ``file`` and ``line`` of attack cases, is dropped and re-added by the loader);
+  (``evolution``, ``difficulty``, ``source``, ``split``, ``recorded``, and ``evidence`` with
+  spans) travel as ``meta`` keys of those names (the synthesizer writes them so), so schema
+  -> golden -> schema is the identity and so is golden -> schema -> golden up to defaults (a
+  ``meta.source`` of ``written``, a span-less ``meta.evidence``, are not written back). A
+  ``meta`` value that does not fit its schema field (or an ``evidence`` list naming other
+  documents than ``evidence_doc_ids``) stays in ``meta``. The loaders' own bookkeeping, the
+  ``meta`` keys ``attack_type``, ``origin``, ``file`` and ``line`` of attack cases, is
+  dropped and re-added by the loader;
 * eval records (``probeguard.dataset.eval_records``): ``groundTruth`` -> ``expected.answers``
   (one), ``answer`` / ``retrievalContext`` / ``retrievalRelevance`` -> ``recorded``.
 
@@ -56,8 +60,8 @@ __all__ = [
     "write_dataset",
 ]
 
-_EXTRA = "dataset"
-"""The ``meta`` key that carries the schema's own fields through the golden format."""
+_LIFTED = ("evolution", "difficulty", "source", "split", "recorded", "evidence")
+"""The schema fields the golden format carries as ``meta`` keys."""
 _LOADER_META = ("attack_type", "origin", "file", "line")
 _SUFFIXES = {".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "json"}
 _LINE = re.compile(r":line (\d+)$")
@@ -76,39 +80,57 @@ def _spans_matter(evidence: Iterable[Evidence]) -> bool:
     return any(e.start is not None or e.text is not None for e in evidence)
 
 
+def _fits(key: str, value: Any) -> bool:
+    try:
+        DatasetCase.model_validate({"id": "-", "input": "-", key: value})
+    except ValidationError:
+        return False
+    return True
+
+
+def _lift(meta: dict[str, Any], evidence_doc_ids: tuple[str, ...]) -> dict[str, Any]:
+    """Pop from ``meta`` the schema fields it carries (module docstring)."""
+    lifted: dict[str, Any] = {}
+    for key in _LIFTED:
+        if key not in meta or meta[key] is None or not _fits(key, meta[key]):
+            continue
+        if key == "evidence":
+            ids = tuple(dict.fromkeys(e["doc_id"] for e in meta[key]))
+            if ids != evidence_doc_ids:
+                continue
+        lifted[key] = meta.pop(key)
+    return lifted
+
+
 def from_case(case: Case, *, line_meta: bool = True) -> DatasetCase:
     """The schema record of a golden or attack case as its loader returns it."""
     meta = dict(case.meta)
-    extra = meta.pop(_EXTRA, None) or {}
     type_ = meta.get("attack_type")
     if type_ is not None and line_meta:
         for key in _LOADER_META:
             meta.pop(key, None)
-    evidence = tuple(Evidence(doc_id=d) for d in case.expected.evidence_doc_ids)
-    if extra.get("evidence"):
-        evidence = tuple(Evidence.model_validate(e) for e in extra["evidence"])
     exp = case.expected
-    return DatasetCase(
-        id=case.id,
-        input=case.question,
-        expected=ExpectedSpec(
-            answers=exp.answers,
-            contains=exp.contains,
-            excludes=exp.excludes,
-            must_abstain=exp.mode == "abstain",
-            must_correct_premise=exp.mode == "correct_premise",
-            must_cite=exp.must_cite,
-            must_not_cite=exp.must_not_cite,
-        ),
-        evidence=evidence,
-        type=type_,
-        evolution=extra.get("evolution"),
-        tags=case.tags,
-        difficulty=extra.get("difficulty"),
-        source=extra.get("source", "written"),
-        split=extra.get("split"),
-        recorded=Recorded.model_validate(extra["recorded"]) if extra.get("recorded") else None,
-        meta=meta,
+    lifted = _lift(meta, exp.evidence_doc_ids)
+    evidence = lifted.pop("evidence", [{"doc_id": d} for d in exp.evidence_doc_ids])
+    return DatasetCase.model_validate(
+        {
+            "id": case.id,
+            "input": case.question,
+            "expected": ExpectedSpec(
+                answers=exp.answers,
+                contains=exp.contains,
+                excludes=exp.excludes,
+                must_abstain=exp.mode == "abstain",
+                must_correct_premise=exp.mode == "correct_premise",
+                must_cite=exp.must_cite,
+                must_not_cite=exp.must_not_cite,
+            ),
+            "evidence": evidence,
+            "type": type_,
+            "tags": case.tags,
+            "meta": meta,
+            **lifted,
+        }
     )
 
 
@@ -123,7 +145,7 @@ def _extra(case: DatasetCase) -> dict[str, Any]:
     if case.recorded is not None:
         extra["recorded"] = case.recorded.model_dump(mode="json")
     if _spans_matter(case.evidence):
-        extra["evidence"] = [e.model_dump(mode="json") for e in case.evidence]
+        extra["evidence"] = [e.model_dump(mode="json", exclude_none=True) for e in case.evidence]
     return extra
 
 
@@ -143,10 +165,7 @@ def to_golden_record(case: DatasetCase) -> dict[str, Any]:
         "tags": case.tags,
     }
     record.update({k: list(v) for k, v in lists.items() if v})
-    meta = dict(case.meta)
-    extra = _extra(case)
-    if extra:
-        meta[_EXTRA] = extra
+    meta = {**case.meta, **_extra(case)}
     if meta:
         record["meta"] = meta
     return record
@@ -156,10 +175,7 @@ def to_case(case: DatasetCase) -> Case:
     """The ``core.cases.Case`` a scan runs (probe ``golden``; an attack type in
     ``meta["attack_type"]``, as the attack-case loader sets it)."""
     exp = case.expected
-    meta = dict(case.meta)
-    extra = _extra(case)
-    if extra:
-        meta[_EXTRA] = extra
+    meta = {**case.meta, **_extra(case)}
     if case.type in ATTACK_TYPES:
         meta = {**meta, "attack_type": case.type, "origin": "dataset"}
     return Case(

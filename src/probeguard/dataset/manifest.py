@@ -3,8 +3,8 @@
 A manifest (``DatasetManifest``, JSON) lists every case file with its sha256 and case count,
 the corpus fingerprint (``core.documents.corpus_fingerprint``) and document count, the counts
 of cases by type, evolution, tag, split and source, and the generators named in the cases'
-``meta`` (``generator`` — a name, or an object ``{name, version, seed}`` — with
-``generator_version`` and ``seed`` beside a name). It is written with sorted keys and no
+``meta`` (``generator`` — a name, ``name/version``, or an object ``{name, version, seed}`` —
+with ``generator_version`` and ``seed`` beside a name). It is written with sorted keys and no
 timestamp: the same files give the same bytes, so the manifest's own sha256 names the dataset.
 
 A scan that reads a case file with a manifest (``corpus.manifest``, else
@@ -133,6 +133,8 @@ def _generator(meta: dict[str, Any]) -> tuple[str, str | None, int | None] | Non
         name = str(gen["name"])
     elif isinstance(gen, str):
         name, version, seed = gen, meta.get("generator_version"), meta.get("seed")
+        if version is None and "/" in gen:
+            name, _, version = gen.rpartition("/")
     else:
         return None
     return (
