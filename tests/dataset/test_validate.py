@@ -120,3 +120,15 @@ def test_cli_exit_codes(tmp_path: Path) -> None:
     res = runner.invoke(cli, ["dataset", "validate", str(bad), "--corpus", str(corpus)])
     assert res.exit_code == 2
     assert f"{bad}, line 1, field 'evidence.0.doc_id'" in res.output
+
+
+def test_golden_files_are_named_in_their_own_fields(tmp_path: Path) -> None:
+    path = _write(
+        tmp_path / "questions.jsonl",
+        [
+            {"id": "a", "question": "q1", "answers": ["14 days"], "evidence_doc_ids": ["refund"]},
+            {"id": "b", "question": "q2", "evidence_doc_ids": ["nope"]},
+            {"id": "c", "question": "Q1"},
+        ],
+    )
+    assert _fields(path) == [(3, "question"), (1, "answers"), (2, "evidence_doc_ids")]

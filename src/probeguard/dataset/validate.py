@@ -24,7 +24,7 @@ split`` writes them).
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from probeguard.core.documents import Document
@@ -255,9 +255,45 @@ def validate_files(
 ) -> Validation:
     """Read and validate case files together (duplicates and leakage across them)."""
     out = Validation()
+    golden: set[str] = set()
     for path in paths:
         one = read_cases(Path(path))
         out.cases += one.cases
         out.problems += one.problems
-    out.problems += validate_cases(out.cases, documents)
+        if one.cases and _is_golden(Path(path)):
+            golden.add(str(path))
+    problems = validate_cases(out.cases, documents)
+    out.problems += [_golden_names(p) if p.file in golden else p for p in problems]
     return out
+
+
+_GOLDEN_FIELDS = (
+    ("input", "question"),
+    ("evidence", "evidence_doc_ids"),
+    ("expected.must_abstain", "mode"),
+    ("expected.must_correct_premise", "mode"),
+    ("expected.", ""),
+)
+"""Schema field (prefix) -> the golden-question format's name for it."""
+
+
+def _is_golden(path: Path) -> bool:
+    try:
+        return dataset_format(path) in ("golden", "attack")
+    except InputError:
+        return False
+
+
+def _golden_names(problem: Problem) -> Problem:
+    """A problem of a golden-question or attack-case file, named in that file's terms
+    (``evidence.0.doc_id`` -> ``evidence_doc_ids``, ``expected.answers`` -> ``answers``)."""
+    name = problem.field or ""
+    for schema, golden in _GOLDEN_FIELDS:
+        if (
+            name == schema
+            or name.startswith(schema + ".")
+            or (schema.endswith(".") and name.startswith(schema))
+        ):
+            name = golden or name[len(schema) :]
+            break
+    return replace(problem, field=name or None)
