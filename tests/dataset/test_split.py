@@ -12,7 +12,7 @@ from probeguard.cli.main import cli
 from probeguard.core.errors import InputError
 from probeguard.dataset.formats import write_dataset
 from probeguard.dataset.schema import DatasetCase
-from probeguard.dataset.split import parse_ratios, split_cases
+from probeguard.dataset.split import largest_group, parse_ratios, split_cases
 
 
 def _cases(n: int = 120) -> list[DatasetCase]:
@@ -90,3 +90,17 @@ def test_cli_writes_the_splits(tmp_path: Path) -> None:
         cli, ["dataset", "split", str(src), "--out", str(tmp_path / "o2"), "--ratios", "0.5,0.6"]
     )
     assert bad.exit_code == 2 and "sum to 1" in bad.output
+
+
+def test_a_group_larger_than_a_split_is_reported(tmp_path: Path) -> None:
+    chained = [
+        DatasetCase(
+            id=f"c{i}", input=f"q {i}", evidence=[{"doc_id": f"d{i}"}, {"doc_id": f"d{i + 1}"}]
+        )
+        for i in range(8)
+    ]
+    others = [DatasetCase(id=f"o{i}", input=f"other {i}") for i in range(2)]
+    assert largest_group([*chained, *others]) == 8
+    src = write_dataset([*chained, *others], tmp_path / "cases.jsonl")
+    res = CliRunner().invoke(cli, ["dataset", "split", str(src), "--out", str(tmp_path / "o")])
+    assert res.exit_code == 0 and "largest such group holds 8 of 10" in res.output

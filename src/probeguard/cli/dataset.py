@@ -26,7 +26,13 @@ from probeguard.dataset.manifest import (
     write_manifest,
 )
 from probeguard.dataset.schema import case_json_schema
-from probeguard.dataset.split import case_type, parse_ratios, split_cases, write_splits
+from probeguard.dataset.split import (
+    case_type,
+    largest_group,
+    parse_ratios,
+    split_cases,
+    write_splits,
+)
 from probeguard.dataset.validate import validate_files
 
 __all__ = ["dataset"]
@@ -108,6 +114,8 @@ def split_command(file: Path, out_dir: Path, ratios: str, seed: int) -> None:
         splits = split_cases(cases, parse_ratios(ratios), seed)
     except ProbeGuardError as exc:
         fail(str(exc))
+    asked = parse_ratios(ratios)
+    total = sum(len(s.cases) for s in splits)
     for split, path in zip(splits, write_splits(splits, out_dir), strict=True):
         types = Counter(case_type(c) for c in split.cases)
         docs = {d for c in split.cases for d in c.evidence_doc_ids}
@@ -115,6 +123,12 @@ def split_command(file: Path, out_dir: Path, ratios: str, seed: int) -> None:
         click.echo(
             f"{split.name}: {len(split.cases)} cases, {len(docs)} documents -> {path}"
             + (f" ({by_type})" if by_type else "")
+        )
+    if any(abs(len(s.cases) / total - r) > 0.05 for s, r in zip(splits, asked, strict=True)):
+        click.echo(
+            f"note: cases that share an evidence document stay together; the largest such "
+            f"group holds {largest_group(cases)} of {total} cases, so the splits miss the "
+            f"ratios {ratios}"
         )
 
 

@@ -32,7 +32,15 @@ from probeguard.dataset.formats import write_dataset
 from probeguard.dataset.schema import DatasetCase
 from probeguard.nlp.text import normalize_answer
 
-__all__ = ["SPLIT_ORDER", "Split", "case_type", "parse_ratios", "split_cases", "write_splits"]
+__all__ = [
+    "SPLIT_ORDER",
+    "Split",
+    "case_type",
+    "largest_group",
+    "parse_ratios",
+    "split_cases",
+    "write_splits",
+]
 
 SPLIT_ORDER = {2: ("train", "test"), 3: ("train", "dev", "test")}
 """The split names for two and three ratios."""
@@ -84,6 +92,12 @@ def _groups(cases: Sequence[DatasetCase]) -> list[list[int]]:
     for i in range(len(cases)):
         groups.setdefault(root(i), []).append(i)
     return list(groups.values())
+
+
+def largest_group(cases: Sequence[DatasetCase]) -> int:
+    """The cases of the largest group (rule 1): a split cannot be smaller than it, so a
+    group above a split's share makes the ratios unreachable."""
+    return max((len(g) for g in _groups(cases)), default=0)
 
 
 def _place(
