@@ -12,8 +12,14 @@ PATCH = {"pipeline.reference.prompt": "hardened"}
 
 
 def _run() -> RunLog:
-    fix = {"cause": "prompt", "title": "Harden the prompt", "config_patch": PATCH,
-           "other_pipelines": "Mark retrieved text as data.", "why": "it repairs", "cases": 2}
+    fix = {
+        "cause": "prompt",
+        "title": "Harden the prompt",
+        "config_patch": PATCH,
+        "other_pipelines": "Mark retrieved text as data.",
+        "why": "it repairs",
+        "cases": 2,
+    }
     return RunLog(
         probeguard_version="0",
         config={},
@@ -21,11 +27,22 @@ def _run() -> RunLog:
         pipeline_fingerprint="f" * 64,
         corpus_fingerprint="c" * 64,
         seed=3,
-        summary={"attribution": {
-            "enabled": True, "failures": 2, "attributed": 2, "skipped": 0, "max_cases": 10,
-            "swaps": [], "reruns": 0, "calls": 0, "causes": {"prompt": 2}, "per_probe": {},
-            "swaps_not_run": {}, "top_fixes": [fix],
-        }},
+        summary={
+            "attribution": {
+                "enabled": True,
+                "failures": 2,
+                "attributed": 2,
+                "skipped": 0,
+                "max_cases": 10,
+                "swaps": [],
+                "reruns": 0,
+                "calls": 0,
+                "causes": {"prompt": 2},
+                "per_probe": {},
+                "swaps_not_run": {},
+                "top_fixes": [fix],
+            }
+        },
         groups=[{"probe": "prompt_hijack", "group": "q1", "failed": True, "case_ids": []}],
     )
 
@@ -33,17 +50,40 @@ def _run() -> RunLog:
 def _fix_json(run: RunLog, seed: int) -> str:
     before, after = wilson(2, 2).model_dump(), wilson(0, 2).model_dump()
     entry = {
-        "id": "fix-1", "title": "Harden the prompt", "causes": ["prompt"], "config_patch": PATCH,
-        "other_pipelines": "", "why": "", "targets": [], "verdict": "verified", "reason": "",
-        "targeted": {"n": 2, "before": before, "after": after, "repaired": 2,
-                     "still_failing": 0, "unscored": 0, "per_probe": {}, "rows": []},
+        "id": "fix-1",
+        "title": "Harden the prompt",
+        "causes": ["prompt"],
+        "config_patch": PATCH,
+        "other_pipelines": "",
+        "why": "",
+        "targets": [],
+        "verdict": "verified",
+        "reason": "",
+        "targeted": {
+            "n": 2,
+            "before": before,
+            "after": after,
+            "repaired": 2,
+            "still_failing": 0,
+            "unscored": 0,
+            "per_probe": {},
+            "rows": [],
+        },
     }
-    return FixArtifact.model_validate({
-        "probeguard_version": "0", "pipeline_fingerprint": run.pipeline_fingerprint,
-        "corpus_fingerprint": run.corpus_fingerprint, "seed": seed, "failures": 2,
-        "attributed": 2, "without_fix": 0, "rule": {"tolerance": 1, "sharp": 0.5},
-        "fixes": [entry], "verdicts": {"verified": 1},
-    }).model_dump_json()
+    return FixArtifact.model_validate(
+        {
+            "probeguard_version": "0",
+            "pipeline_fingerprint": run.pipeline_fingerprint,
+            "corpus_fingerprint": run.corpus_fingerprint,
+            "seed": seed,
+            "failures": 2,
+            "attributed": 2,
+            "without_fix": 0,
+            "rule": {"tolerance": 1, "sharp": 0.5},
+            "fixes": [entry],
+            "verdicts": {"verified": 1},
+        }
+    ).model_dump_json()
 
 
 def test_reports_show_the_verified_effect_of_the_runs_own_fix_json(tmp_path):

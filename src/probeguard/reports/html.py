@@ -24,6 +24,7 @@ from probeguard.metrics.golden import GoldenSummary
 from probeguard.probes.models import ProbeRunSummary, SkippedProbe
 from probeguard.reports.html_data import report_data
 from probeguard.reports.html_escape import esc, script_hash, script_json
+from probeguard.reports.html_probes import probe_details
 from probeguard.reports.html_svg import Gauge, forest_plot, gauge
 from probeguard.reports.lead import (
     effect_line,
@@ -145,7 +146,9 @@ def _probes(run: RunLog) -> str:
         + '<table class="sortable"><thead><tr><th>probe</th><th>failure rate [95% CI] (n)'
         "</th><th>unscored</th><th>looks for</th></tr></thead><tbody>"
         + "".join(rows)
-        + "</tbody></table></section>"
+        + "</tbody></table>"
+        + probe_details(probes)
+        + "</section>"
     )
 
 

@@ -74,8 +74,12 @@ def _pairs(mapping: dict[str, Any], texts: _Texts, prefix: str = "") -> list[lis
 
 
 def _strings(value: Any) -> list[str]:
+    """The texts in a meta value: a string (of two or more characters), the ``value`` of a
+    ``{kind, value}`` signal, or those of a list of them."""
     if isinstance(value, str):
-        return [value] if len(value) >= 3 else []
+        return [value] if len(value) >= 2 else []
+    if isinstance(value, dict):
+        return _strings(value.get("value"))
     if isinstance(value, (list, tuple)):
         return [s for v in value for s in _strings(v)]
     return []

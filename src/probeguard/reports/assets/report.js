@@ -144,9 +144,12 @@
     }
     return box;
   }
-  function caseBlock(c) {
-    var box = el("div", "case");
-    box.appendChild(el("h4", "", c.id + (c.role ? " (" + c.role + ")" : "")));
+  function caseBlock(c, open) {
+    // One case per collapsible block: the first ones open, the rest one click (or Enter) away.
+    var box = el("details", "case");
+    box.open = open;
+    box.appendChild(el("summary", "", c.id + (c.role ? " (" + c.role + ")" : "") +
+      (c.refused ? " — refused" : c.error ? " — error" : "")));
     box.appendChild(pairs([["question", c.q], ["variation", c.var], ["tags", c.tags.join(", ") || "–"],
       ["expected", c.mode + (c.expect ? ": " + c.expect : "")], ["planted signal", c.sig.join(", ") || "–"]]));
     if (c.error) box.appendChild(el("p", "badge error", c.error));
@@ -195,7 +198,8 @@
     panel.appendChild(el("h4", "", "Verdict evidence"));
     panel.appendChild(pairs(u.ev));
     if (u.att) panel.appendChild(attributionBlock(u.att));
-    u.cases.forEach(function (i) { panel.appendChild(caseBlock(data.cases[i])); });
+    panel.appendChild(el("h4", "", u.cases.length + " case" + (u.cases.length === 1 ? "" : "s")));
+    u.cases.forEach(function (i, k) { panel.appendChild(caseBlock(data.cases[i], k < 2)); });
     panel.focus();
   }
 
