@@ -80,3 +80,30 @@ def test_drill_down_data_marks_contexts_and_keeps_rank_order(hostile):
     assert "gold" in marks["refunds"] and "gold" not in marks["doc-0"]
     outcomes = {u["outcome"] for u in data["units"]}
     assert outcomes == {"pass", "fail"}
+
+
+def test_probe_breakdowns_become_forest_plots():
+    from probeguard.probes.models import ProbeRunSummary
+    from probeguard.reports.html_probes import probe_details
+    from probeguard.stats import wilson
+
+    rate = wilson(3, 4).model_dump()
+    summary = ProbeRunSummary.model_validate(
+        {
+            "failure_rate": rate,
+            "groups": 4,
+            "unscored": 0,
+            "overlap_weight": 0.1,
+            "attack_success_rate": rate,
+            "mean_best_rank": {"value": 2.5, "low": 2.0, "high": 3.0, "n": 4, "method": "b"},
+            "per_style": {"<b>direct</b>": {"runs": 4, "attack_success_rate": rate}},
+            "sweep": [{"chunking": "tokens-40", "straddle_rate": rate}],
+            "outcomes": {"succeeded": 3},
+        }
+    )
+    html = probe_details({"corpus_poisoning": summary})
+    assert "<h4>per_style: attack_success_rate</h4>" in html
+    assert "<h4>sweep: straddle_rate</h4>" in html and ">tokens-40</text>" in html
+    assert "mean_best_rank: 2.500 [2.000, 3.000] (n=4)" in html
+    assert "&lt;b&gt;direct&lt;/b&gt;" in html and "<b>direct" not in html
+    assert "outcomes" not in html  # counts, not rates: left to report.md and run.json
