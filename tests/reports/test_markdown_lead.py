@@ -109,3 +109,24 @@ def test_control_characters_never_reach_markdown():
     block = md_code_block("x: 1\n```\n\x07")
     assert block.startswith("````yaml") is False and block.startswith("````")
     assert "\x07" not in block and "\\x07" in block
+
+
+def test_evidence_cells_show_no_python_reprs():
+    # Regression: failed groups' evidence read "target_is_gold=True; original_rank=None".
+    run = _run(probes={"a": _probe(1, 1)})
+    run = run.model_copy(
+        update={
+            "groups": [
+                {
+                    "probe": "a",
+                    "group": "g0",
+                    "failed": True,
+                    "case_ids": [],
+                    "evidence": {"target_is_gold": True, "original_rank": None, "k": 5},
+                }
+            ]
+        }
+    )
+    run = RunLog.model_validate(run.model_dump())
+    line = next(x for x in render_markdown(run).splitlines() if x.startswith("| g0 |"))
+    assert line.endswith("| target\\_is\\_gold=yes; original\\_rank=–; k=5 |")

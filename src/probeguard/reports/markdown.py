@@ -217,7 +217,9 @@ def _evidence(evidence: dict[str, Any]) -> str:
     """Scalar evidence fields, compact and escaped (the full evidence is in run.json)."""
     parts = []
     for key, value in evidence.items():
-        if isinstance(value, (str, int, float, bool)) or value is None:
+        if isinstance(value, bool) or value is None:
+            parts.append(f"{key}={_mark(value)}")  # yes / no / –, never a Python repr
+        elif isinstance(value, (str, int, float)):
             parts.append(f"{key}={value}")
     return md_inline("; ".join(parts), 240)
 
