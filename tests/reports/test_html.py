@@ -107,3 +107,16 @@ def test_probe_breakdowns_become_forest_plots():
     assert "mean_best_rank: 2.500 [2.000, 3.000] (n=4)" in html
     assert "&lt;b&gt;direct&lt;/b&gt;" in html and "<b>direct" not in html
     assert "outcomes" not in html  # counts, not rates: left to report.md and run.json
+
+
+def test_eval_verdict_names_the_metrics_below_threshold():
+    from probeguard.reports.eval_html import eval_verdict
+    from probeguard.results.eval import EvalArtifact
+
+    artifact = EvalArtifact.model_construct(
+        dataset="d.csv",
+        errors=1,
+        summary=type("S", (), {"records": 4})(),
+        thresholds=type("T", (), {"failed": ["faithfulness"], "unscored": []})(),
+    )
+    assert eval_verdict(artifact) == "FAIL: below threshold: faithfulness (4 records, 1 errors)."

@@ -132,3 +132,47 @@ def test_demo_report_loads_offline_and_filters(browser, demo_cli_runs):
     assert "Retrieved contexts" in page.inner_text("#detail")
     assert page.locator("#fixes pre").count() >= 2
     visit.check_clean()
+
+
+@pytest.fixture(scope="module")
+def eval_page(tmp_path_factory):
+    """`probeguard eval` on two records that carry their answers, one hostile."""
+    import json
+
+    from click.testing import CliRunner
+
+    from probeguard.cli.main import cli
+
+    root = tmp_path_factory.mktemp("eval-html")
+    records = [
+        {
+            "id": "r1",
+            "input": "How long to return?",
+            "answer": "30 days.",
+            "retrievalContext": ["Items can be returned within 30 days."],
+        },
+        {
+            "id": PAYLOADS[1],
+            "input": PAYLOADS[0],
+            "answer": PAYLOADS[3],
+            "retrievalContext": [PAYLOADS[4]],
+            "tags": [PAYLOADS[2]],
+        },
+    ]
+    (root / "d.jsonl").write_text("\n".join(json.dumps(r) for r in records) + "\n")
+    result = CliRunner().invoke(cli, ["eval", str(root / "d.jsonl"), "--out", str(root / "o")])
+    assert result.exit_code in (0, 1), result.output
+    return root / "o" / "eval.html"
+
+
+def test_eval_page_loads_sorts_and_executes_nothing(browser, eval_page):
+    visit = Visit(browser, eval_page)
+    page = visit.page
+    assert page.inner_text("#verdict").startswith(("PASS:", "FAIL:"))
+    header = page.locator("#records th").first
+    header.click()
+    assert header.get_attribute("aria-sort") == "ascending"
+    assert page.evaluate("typeof window.__pwned") == "undefined"
+    assert page.locator("img, svg[onload], [onerror], a[href^='javascript']").count() == 0
+    assert PAYLOADS[0] in page.inner_text("#records")
+    visit.check_clean()

@@ -113,20 +113,16 @@ def test_control_characters_never_reach_markdown():
 
 def test_evidence_cells_show_no_python_reprs():
     # Regression: failed groups' evidence read "target_is_gold=True; original_rank=None".
-    run = _run(probes={"a": _probe(1, 1)})
-    run = run.model_copy(
-        update={
-            "groups": [
-                {
-                    "probe": "a",
-                    "group": "g0",
-                    "failed": True,
-                    "case_ids": [],
-                    "evidence": {"target_is_gold": True, "original_rank": None, "k": 5},
-                }
-            ]
+    data = _run(probes={"a": _probe(1, 1)}).model_dump()
+    data["groups"] = [
+        {
+            "probe": "a",
+            "group": "g0",
+            "failed": True,
+            "case_ids": [],
+            "evidence": {"target_is_gold": True, "original_rank": None, "k": 5},
         }
-    )
-    run = RunLog.model_validate(run.model_dump())
+    ]
+    run = RunLog.model_validate(data)
     line = next(x for x in render_markdown(run).splitlines() if x.startswith("| g0 |"))
     assert line.endswith("| target\\_is\\_gold=yes; original\\_rank=–; k=5 |")

@@ -15,17 +15,16 @@ bytes.
 
 from __future__ import annotations
 
-from importlib.resources import files
-
 from probeguard.attribution.summary import TopFix
 from probeguard.core.estimate import Estimate
 from probeguard.core.mechanisms import describe
 from probeguard.metrics.golden import GoldenSummary
 from probeguard.probes.models import ProbeRunSummary, SkippedProbe
 from probeguard.reports.html_data import report_data
-from probeguard.reports.html_escape import esc, script_hash, script_json
+from probeguard.reports.html_escape import esc
+from probeguard.reports.html_page import csp, html_page
 from probeguard.reports.html_probes import probe_details
-from probeguard.reports.html_svg import Gauge, forest_plot, gauge
+from probeguard.reports.html_svg import Gauge, forest_plot, gauge_table
 from probeguard.reports.lead import (
     effect_line,
     fix_effect,
@@ -48,19 +47,6 @@ _GOLDEN_GAUGES = (
 )
 
 
-def _asset(name: str) -> str:
-    return (files("probeguard.reports") / "assets" / name).read_text(encoding="utf-8")
-
-
-def csp(script: str) -> str:
-    """The page's Content-Security-Policy: nothing may load; inline styles and SVG are
-    allowed, and the one inline script by its hash."""
-    return (
-        "default-src 'none'; style-src 'unsafe-inline'; img-src data:; "
-        f"script-src {script_hash(script)}; base-uri 'none'; form-action 'none'"
-    )
-
-
 def _golden_gauges(golden: GoldenSummary) -> list[Gauge]:
     out = [
         Gauge(label, getattr(golden, key), higher_is_better=better)
@@ -78,24 +64,13 @@ def _scorecard(run: RunLog) -> str:
     golden = run.summary.golden
     if golden is None:
         return ""
-    rows = []
-    for g in _golden_gauges(golden):
-        value = g.estimate.format(3) if g.estimate.defined else f"n/a (n={g.estimate.n})"
-        threshold = "–" if g.threshold is None else f"≥ {g.threshold:.2f}"
-        rows.append(
-            f'<tr><th scope="row">{esc(g.label)}</th><td>{gauge(g)}</td>'
-            f"<td>{esc(value)}</td><td>{esc(threshold)}</td>"
-            f'<td><span class="badge {g.status}">{esc(g.status)}</span></td></tr>'
-        )
     return (
         '<section id="scorecard"><h2>Scorecard</h2>'
         f"<p>{golden.cases} golden questions, {golden.errors} errors. Rates with Wilson 95% "
         "intervals, means with bootstrap intervals; a dashed tick is the threshold "
         "(a metric passes when its mean is at least the threshold).</p>"
-        '<table class="sortable"><thead><tr><th>metric</th><th>gauge</th>'
-        "<th>value [95% CI] (n)</th><th>threshold</th><th>status</th></tr></thead><tbody>"
-        + "".join(rows)
-        + "</tbody></table></section>"
+        + gauge_table(_golden_gauges(golden))
+        + "</section>"
     )
 
 
@@ -225,17 +200,6 @@ _DRILL = (
 )
 
 
-def _head(run: RunLog, script: str) -> str:
-    return (
-        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
-        f'<meta http-equiv="Content-Security-Policy" content="{esc(csp(script))}">'
-        '<meta name="referrer" content="no-referrer">'
-        '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        f"<title>ProbeGuard report: {esc(run.pipeline_name)}</title>"
-        f"<style>{_asset('report.css')}</style></head>"
-    )
-
-
 def _meta(run: RunLog) -> str:
     return (
         f'<p class="meta">ProbeGuard {esc(run.probeguard_version)}; pipeline '
@@ -247,26 +211,17 @@ def _meta(run: RunLog) -> str:
 
 def render_html(run: RunLog, verified: FixArtifact | None = None) -> str:
     """The whole page (rules in the module doc)."""
-    script = _asset("report.js")
     verdict = verdict_line(run)
     status = verdict.split(":", 1)[0].lower().replace(" ", "-")
-    nav = (
+    header = (
+        "<h1>ProbeGuard scan report</h1>"
+        f'<p id="verdict" class="verdict {esc(status)}">{esc(verdict)}</p>'
         '<nav><a href="#scorecard">Scorecard</a> <a href="#probes">Probes</a> '
         '<a href="#fixes">Fixes</a> <a href="#causes">Causes</a> '
         '<a href="#cases">Cases</a></nav>'
     )
-    body = (
-        "<body><header><h1>ProbeGuard scan report</h1>"
-        f'<p id="verdict" class="verdict {esc(status)}">{esc(verdict)}</p>{nav}</header><main>'
-        + _scorecard(run)
-        + _probes(run)
-        + _fixes(run, verified)
-        + _causes(run)
-        + _DRILL
-        + _meta(run)
-        + "</main>"
-        + f'<script type="application/json" id="pg-data">{script_json(report_data(run))}'
-        + "</script>"
-        + f"<script>{script}</script></body></html>\n"
+    main = (
+        _scorecard(run) + _probes(run) + _fixes(run, verified) + _causes(run) + _DRILL + _meta(run)
     )
-    return _head(run, script) + body
+    title = f"ProbeGuard report: {run.pipeline_name}"
+    return html_page(title, header, main, report_data(run))

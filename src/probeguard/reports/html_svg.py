@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from probeguard.core.estimate import Estimate
 from probeguard.reports.html_escape import esc
 
-__all__ = ["Gauge", "forest_plot", "gauge"]
+__all__ = ["Gauge", "forest_plot", "gauge", "gauge_table"]
 
 _TICKS = (0.0, 0.25, 0.5, 0.75, 1.0)
 
@@ -129,3 +129,22 @@ def forest_plot(rows: Sequence[tuple[str, Estimate]], *, label_width: int = 190)
 def fmt_rate(value: float) -> str:
     """A rate with three decimals, or ``n/a``."""
     return _fmt(value)
+
+
+def gauge_table(gauges: Sequence[Gauge]) -> str:
+    """A sortable table: one row per gauge with its value, threshold and status."""
+    rows = []
+    for g in gauges:
+        value = g.estimate.format(3) if g.estimate.defined else f"n/a (n={g.estimate.n})"
+        threshold = "–" if g.threshold is None else f"≥ {g.threshold:.2f}"
+        rows.append(
+            f'<tr><th scope="row">{esc(g.label)}</th><td>{gauge(g)}</td>'
+            f"<td>{esc(value)}</td><td>{esc(threshold)}</td>"
+            f'<td><span class="badge {g.status}">{esc(g.status)}</span></td></tr>'
+        )
+    return (
+        '<table class="sortable"><thead><tr><th>metric</th><th>gauge</th>'
+        "<th>value [95% CI] (n)</th><th>threshold</th><th>status</th></tr></thead><tbody>"
+        + "".join(rows)
+        + "</tbody></table>"
+    )

@@ -2,7 +2,18 @@
 // Untrusted text is only ever written with textContent (never innerHTML), so it stays text.
 (function () {
   "use strict";
-  var data = JSON.parse(document.getElementById("pg-data").textContent);
+  function el(tag, cls, text) {
+    var node = document.createElement(tag);
+    if (cls) node.className = cls;
+    if (text !== undefined && text !== null) node.textContent = String(text);
+    return node;
+  }
+  function badge(text) { return el("span", "badge " + text, text); }
+  var dataNode = document.getElementById("pg-data");
+  if (dataNode) drillDown(JSON.parse(dataNode.textContent));
+
+  // -- the drill-down (scan reports): filters, search, sortable units, detail panel ---------
+  function drillDown(data) {
   var PAGE = 200;
   // Long texts are stored once in data.texts and referred to by index: resolve them here.
   function t(x) { return typeof x === "number" ? data.texts[x] : x; }
@@ -19,14 +30,6 @@
     }
   });
   var state = { sort: null, dir: 1, shown: PAGE, rows: [] };
-
-  function el(tag, cls, text) {
-    var node = document.createElement(tag);
-    if (cls) node.className = cls;
-    if (text !== undefined && text !== null) node.textContent = String(text);
-    return node;
-  }
-  function badge(text) { return el("span", "badge " + text, text); }
 
   // -- filters ------------------------------------------------------------------------------
   var filters = { probe: "f-probe", outcome: "f-outcome", cause: "f-cause", tag: "f-tag" };
@@ -203,6 +206,9 @@
     panel.focus();
   }
 
+  refresh();
+  }
+
   // -- static tables: sort by clicking a header ---------------------------------------------
   [].forEach.call(document.querySelectorAll("table.sortable"), function (table) {
     [].forEach.call(table.querySelectorAll("thead th"), function (th, col) {
@@ -238,10 +244,10 @@
   }
   document.addEventListener("keydown", function (e) {
     var typing = /^(INPUT|SELECT|TEXTAREA)$/.test(document.activeElement.tagName);
-    if (e.key === "/" && !typing) { e.preventDefault(); document.getElementById("f-search").focus(); }
-    if (e.key === "Escape") { document.getElementById("detail").textContent = ""; }
+    var search = document.getElementById("f-search"), detail = document.getElementById("detail");
+    if (e.key === "/" && !typing && search) { e.preventDefault(); search.focus(); }
+    if (e.key === "Escape" && detail) { detail.textContent = ""; }
   });
 
-  refresh();
   document.body.dataset.ready = "1";
 })();
