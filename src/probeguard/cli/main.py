@@ -286,6 +286,7 @@ def eval_command(
         status = f"  {check.status} (≥ {check.threshold:.2f})" if check else ""
         click.echo(f"  {name:<22} {shown} n={mean.n} unscored={entry.unscored}{status}")
     click.echo(f"report: {result.report_path}")
+    click.echo(f"html report: {result.html_path}")
     click.echo(f"results: {result.json_path}")
     if not result.passed:
         click.echo("FAILED: below threshold: " + ", ".join(data.thresholds.failed), err=True)
