@@ -7,7 +7,6 @@ unit interval [0, 1] mapped linearly onto the plot's width (``x = left + v · wi
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -44,10 +43,6 @@ def _x(value: float, left: float, width: float) -> str:
     """The unit interval onto [left, left + width], clipped, two decimals."""
     clipped = min(1.0, max(0.0, value))
     return f"{left + clipped * width:.2f}"
-
-
-def _fmt(value: float) -> str:
-    return "n/a" if math.isnan(value) else f"{value:.3f}"
 
 
 def gauge(g: Gauge) -> str:
@@ -124,11 +119,6 @@ def forest_plot(rows: Sequence[tuple[str, Estimate]], *, label_width: int = 190)
         )
     parts.append("</svg>")
     return "".join(parts)
-
-
-def fmt_rate(value: float) -> str:
-    """A rate with three decimals, or ``n/a``."""
-    return _fmt(value)
 
 
 def gauge_table(gauges: Sequence[Gauge]) -> str:
