@@ -129,7 +129,7 @@ def scan(
     ),
 )
 def list_parts(kind: str | None) -> None:
-    """List the parts a pipeline can be assembled from (and, later, probes and metrics)."""
+    """List the parts a pipeline is assembled from, the pipeline kinds, and the probes."""
 
     try:
         listed = parts()
