@@ -1,5 +1,8 @@
-"""Adapters: wrap a pipeline you already have (a Python function, an HTTP endpoint) so the
-runner can call it. Framework adapters (langchain, llamaindex, chroma) are optional extras."""
+"""Adapters: wrap a pipeline you already have (a Python function, an HTTP endpoint, a
+LangChain retriever or vector store with its generation step) so the runner can call it.
+
+The LangChain adapter (``probeguard.pipeline.adapters.langchain``) needs the
+``probeguard[langchain]`` extra and is imported only when used; it is not re-exported here."""
 
 from probeguard.pipeline.adapters.callable import CallablePipeline
 from probeguard.pipeline.adapters.http import HttpPipeline
