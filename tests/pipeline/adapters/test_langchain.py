@@ -6,8 +6,8 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
-import testkit
 
+import testkit
 from probeguard.core.documents import Document
 from probeguard.core.errors import InputError, PipelineCallError, UnsupportedCapabilityError
 from probeguard.core.pipeline import Capability, Context, Variation
@@ -96,7 +96,9 @@ def test_capabilities_and_fingerprint(demo, embeddings, langchain) -> None:
     plain = LangChainPipeline(store.as_retriever(search_kwargs={"k": 3}), langchain._generate)
     assert plain.k == 3 and Capability.CHUNKING not in plain.capabilities
     assert plain.fingerprint() != langchain.fingerprint()
-    assert plain.fingerprint() != LangChainPipeline(store, plain._generate, version="2").fingerprint()
+    assert (
+        plain.fingerprint() != LangChainPipeline(store, plain._generate, version="2").fingerprint()
+    )
     assert langchain.fingerprint() == mirror(demo[0], embeddings).fingerprint()
     assert langchain.fingerprint() != mirror(demo[0][1:], embeddings).fingerprint()
 
