@@ -8,9 +8,11 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 import testkit
+from probeguard.config import ScanConfig
 from probeguard.core.documents import Document
 from probeguard.core.errors import InputError, PipelineCallError, UnsupportedCapabilityError
 from probeguard.core.pipeline import Capability, Context, Variation
+from probeguard.engine.scan import scan
 from probeguard.models.embedders.factory import make_embedder
 from probeguard.models.generators.factory import make_generator
 from probeguard.pipeline.adapters.langchain import (
@@ -25,6 +27,7 @@ from probeguard.pipeline.adapters.langchain_parts import (
 )
 from probeguard.pipeline.config import ReferencePipelineConfig
 from probeguard.pipeline.reference import ReferencePipeline
+from probeguard.probes.config import default_probes
 
 CONFIG = ReferencePipelineConfig(retriever={"name": "dense"}, top_k=5)
 """The reference pipeline the LangChain one mirrors: MiniLM, dense, token chunks, extractive."""
@@ -175,3 +178,14 @@ def test_bad_parts_are_input_errors(embeddings) -> None:
         LangChainPipeline(object(), GeneratorRunnable(make_generator({"name": "extractive"})))  # type: ignore[arg-type]
     with pytest.raises(InputError, match="generation step"):
         LangChainPipeline(store, make_embedder({"name": "hashing"}))  # type: ignore[arg-type]
+
+
+@pytest.mark.slow  # the whole demo scan through the adapter
+def test_the_demo_scan_runs_every_probe_through_langchain(demo, langchain, tmp_path) -> None:
+    config = ScanConfig(demo=True, runner={"cache_dir": None})
+    run = scan(config, tmp_path, pipeline=langchain).run
+    probes = run.summary["probes"]
+    assert list(probes) == default_probes()
+    assert not [name for name, s in probes.items() if "skipped" in s]
+    assert run.stats.errors == 0 and run.stats.cases > 1000
+    assert run.pipeline_name == "langchain"
