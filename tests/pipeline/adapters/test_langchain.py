@@ -4,8 +4,12 @@
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 import pytest
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
 
 import testkit
 from probeguard.config import ScanConfig
@@ -189,3 +193,39 @@ def test_the_demo_scan_runs_every_probe_through_langchain(demo, langchain, tmp_p
     assert not [name for name, s in probes.items() if "skipped" in s]
     assert run.stats.errors == 0 and run.stats.cases > 1000
     assert run.pipeline_name == "langchain"
+
+
+class SmolLM2Chat(BaseChatModel):
+    """SmolLM2-135M-Instruct (cyllama, greedy, one thread) as a LangChain chat model: the
+    model ProbeGuard's own ``llama_cpp`` generator runs, behind LangChain's interface."""
+
+    generator: Any
+
+    @property
+    def _llm_type(self) -> str:
+        return "smollm2-cyllama"
+
+    def _generate(self, messages, stop=None, run_manager=None, **kwargs) -> ChatResult:
+        roles = {"system": "system", "human": "user", "ai": "assistant"}
+        chat = [{"role": roles[m.type], "content": str(m.content)} for m in messages]
+        gen = self.generator
+        with gen._lock:
+            text = str(gen._load().chat(chat, config=gen._gen_config)).strip()
+        return ChatResult(generations=[ChatGeneration(message=AIMessage(content=text))])
+
+
+@testkit.needs_smollm2
+def test_a_real_chat_model_answers_like_the_reference_pipeline(demo, embeddings) -> None:
+    docs, golden = demo
+    spec = {**testkit.SMOLLM2, "max_tokens": 24}
+    config = ReferencePipelineConfig(retriever={"name": "dense"}, top_k=2, generator=spec)
+    reference = ReferencePipeline(docs, config)
+    chat = SmolLM2Chat(generator=make_generator(spec))
+    pipe = LangChainPipeline.from_documents(docs, embeddings, chat, chunker=config.chunker, k=2)
+    assert Capability.PROMPT_OVERRIDE in pipe.capabilities
+    for case in golden[:2]:
+        for v in (None, Variation(prompt="hardened")):
+            want, got = reference.answer(case.question, v), pipe.answer(case.question, v)
+            assert got.answer and got.answer == want.answer, (case.id, v)
+            assert got.cited_chunk_ids == want.cited_chunk_ids and got.refused == want.refused
+            assert got.metadata["prompt"] == want.metadata["prompt"]
