@@ -15,6 +15,7 @@ import click
 from probeguard._version import __version__
 from probeguard.cli.bench import bench
 from probeguard.cli.common import fail, progress_bar, scan_config, scan_options
+from probeguard.cli.init import init
 from probeguard.config.loading import load_config, locate_in_file
 from probeguard.core.errors import InputError, ProbeGuardError
 from probeguard.engine.evaluate import evaluate
@@ -402,6 +403,7 @@ def schema(kind: str) -> None:
 
 
 cli.add_command(bench)
+cli.add_command(init)
 
 
 def main() -> None:
