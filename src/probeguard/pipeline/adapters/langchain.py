@@ -55,7 +55,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
 from probeguard.core.documents import Document, corpus_fingerprint
-from probeguard.core.errors import InputError, UnsupportedCapabilityError
+from probeguard.core.errors import InputError
 from probeguard.core.hashing import digest
 from probeguard.core.pipeline import (
     ORACLE_DOC_ID,
@@ -68,6 +68,7 @@ from probeguard.corpus.chunkers import make_chunker
 from probeguard.corpus.chunking_base import Chunker
 from probeguard.models.generators.base import Generation
 from probeguard.models.prompts import resolve_prompt
+from probeguard.pipeline.adapters.framework import rank_hits, retrieval_options
 from probeguard.pipeline.adapters.langchain_parts import (
     BaseChatModel,
     BaseLanguageModel,
@@ -92,7 +93,6 @@ __all__ = ["GeneratorRunnable", "LangChainPipeline", "ProbeGuardEmbeddings", "wh
 
 Hits = list[tuple[LCDocument, float]]
 OverlayMode = Literal["merge", "add_delete"]
-_RETRIEVAL_KEYS = frozenset({"top_k", "min_score", "mode"})
 
 
 def whole_documents(documents: Sequence[Document]) -> list[LCDocument]:
@@ -227,60 +227,44 @@ class LangChainPipeline:
                 self._stores[key] = (store, _split_with(chunker))
             return self._stores[key]
 
-    def _options(self, variation: Variation) -> tuple[int, float | None]:
-        opts = dict(variation.retrieval)
-        unknown = set(opts) - _RETRIEVAL_KEYS
-        if unknown:
-            raise ValueError(f"unknown retrieval overrides: {', '.join(sorted(unknown))}")
-        mode = opts.get("mode")
-        if mode is not None and mode != self.mode:
-            raise UnsupportedCapabilityError(self.name, {f"retrieval.mode={mode}"})
-        top_k = int(opts.get("top_k", self.k))
-        if top_k < 1:
-            raise ValueError(f"retrieval top_k must be at least 1, got {top_k}")
-        min_score = opts.get("min_score")
-        return top_k, None if min_score is None else float(min_score)
-
     def retrieve(self, question: str, variation: Variation | None = None) -> Hits:
         """The (document, score) hits of one call, best first, as ``answer`` sees them."""
         variation = variation or Variation()
-        top_k, min_score = self._options(variation)
+        top_k, min_score = retrieval_options(
+            variation, default_k=self.k, mode=self.mode, pipeline=self.name
+        )
         store, split = self._store(variation.chunking)
         overlay = split(variation.overlay) if variation.overlay else []
         excluded = frozenset(variation.exclude_doc_ids)
         if self.overlay_mode == "merge" and isinstance(store, InMemoryVectorStore):
-            hits = self._merged(store, question, top_k, excluded, overlay)
-        else:
-            hits = self._added(store, question, top_k, excluded, overlay)
-        if min_score is not None:
-            hits = [h for h in hits if h[1] >= min_score]
-        return hits[:top_k]
+            return self._merged(store, question, top_k, min_score, excluded, overlay)
+        hits = self._added(store, question, top_k, excluded, overlay)
+        return [h for h in hits if min_score is None or h[1] >= min_score][:top_k]
 
     def _merged(
         self,
         store: InMemoryVectorStore,
         question: str,
         k: int,
+        min_score: float | None,
         excluded: frozenset[str],
         overlay: list[LCDocument],
     ) -> Hits:
-        """Main hits and the call's own overlay store's hits, merged by score. Ties (equal
-        texts embed to equal vectors) go to the earlier-added document, main store first, as
-        in the reference pipeline's dense retriever; ``2k`` are fetched from each so that a
-        tie at the cut is decided by that order, not by the store's sort."""
+        """Main hits and the call's own overlay store's hits, merged by score (``rank_hits``:
+        ties to the earlier-added document, main store first); ``2k`` are fetched from each
+        so that a tie at the cut is decided by that order, not by the store's sort."""
         vector = self._embeddings.embed_query(question)
         keep = (lambda d: doc_id_of(d) not in excluded) if excluded else None
         order = self._order(store)
         hits = store.similarity_search_with_score_by_vector(vector, k=2 * k, filter=keep)
-        ranked = [(h, order.get(str(h[0].id), len(order))) for h in hits]
+        ranked = [(d, s, order.get(str(d.id), len(order))) for d, s in hits]
         if overlay:
             extra = InMemoryVectorStore(embedding=self._embeddings)
             ids = extra.add_documents(overlay)
             pos = {i: len(order) + j for j, i in enumerate(ids)}
             more = extra.similarity_search_with_score_by_vector(vector, k=2 * k, filter=keep)
-            ranked += [(h, pos.get(str(h[0].id), len(order) + len(pos))) for h in more]
-        ranked.sort(key=lambda r: (-r[0][1], r[1]))
-        return [h for h, _ in ranked]
+            ranked += [(d, s, pos.get(str(d.id), len(order) + len(pos))) for d, s in more]
+        return rank_hits(ranked, k, min_score)
 
     def _order(self, store: InMemoryVectorStore) -> dict[str, int]:
         """Each stored id's insertion position, cached until the store's size changes."""
