@@ -1,4 +1,4 @@
-"""The adapter contract: every adapter (callable, HTTP, LangChain) is a ``Pipeline`` with a
+"""The adapter contract: every adapter (callable, HTTP, LangChain, LlamaIndex) is a ``Pipeline`` with a
 stable fingerprint, answers through the real Runner, accepts the variations its declared
 capabilities cover, and reports every other capability as ``UnsupportedCapabilityError``
 without calling anything."""
@@ -25,6 +25,7 @@ from probeguard.pipeline.adapters.langchain import (
     LangChainPipeline,
     ProbeGuardEmbeddings,
 )
+from probeguard.pipeline.adapters.llamaindex import LlamaIndexPipeline, ProbeGuardEmbedding
 from probeguard.runner import Runner
 
 DOCS = [
@@ -93,10 +94,17 @@ def make_langchain(embeddings: ProbeGuardEmbeddings) -> Pipeline:
     )
 
 
+def make_llamaindex(embeddings: ProbeGuardEmbeddings) -> Pipeline:
+    return LlamaIndexPipeline.from_documents(
+        DOCS, ProbeGuardEmbedding(embeddings.embedder), make_generator({"name": "extractive"}), k=2
+    )
+
+
 ADAPTERS: dict[str, Callable[[str, ProbeGuardEmbeddings], Pipeline]] = {
     "callable": lambda url, emb: CallablePipeline(echo, version="1"),
     "http": lambda url, emb: HttpPipeline(url, contexts_path="contexts"),
     "langchain": lambda url, emb: make_langchain(emb),
+    "llamaindex": lambda url, emb: make_llamaindex(emb),
 }
 
 

@@ -1,6 +1,6 @@
 """Every extra that the docs, the docstrings or a ``MissingExtraError`` names exists in
-``pyproject.toml`` (the adapters' docstring once promised ``llamaindex`` and ``chroma``
-adapters that did not exist)."""
+``pyproject.toml``, and the adapters' docstring names only adapters that exist (it once
+promised ``llamaindex`` and ``chroma`` adapters that did not)."""
 
 from __future__ import annotations
 
@@ -37,5 +37,7 @@ def test_every_named_extra_exists() -> None:
 
 def test_the_adapters_docstring_names_only_adapters_that_exist() -> None:
     doc = (ROOT / "src/probeguard/pipeline/adapters/__init__.py").read_text()
-    assert "llamaindex" not in doc.lower() and "chroma" not in doc.lower()
-    assert "langchain" in doc.lower() and "langchain" in extras()
+    assert "chroma" not in doc.lower()
+    for adapter in ("langchain", "llamaindex"):
+        assert f"probeguard[{adapter}]" in doc and adapter in extras()
+        assert (ROOT / f"src/probeguard/pipeline/adapters/{adapter}.py").is_file()

@@ -1,8 +1,10 @@
 """Adapters: wrap a pipeline you already have (a Python function, an HTTP endpoint, a
-LangChain retriever or vector store with its generation step) so the runner can call it.
+LangChain vector store or a LlamaIndex ``VectorStoreIndex`` with its generation step) so the
+runner can call it.
 
-The LangChain adapter (``probeguard.pipeline.adapters.langchain``) needs the
-``probeguard[langchain]`` extra and is imported only when used; it is not re-exported here."""
+The framework adapters (``probeguard.pipeline.adapters.langchain``, ``.llamaindex``) need the
+``probeguard[langchain]`` / ``probeguard[llamaindex]`` extras and are imported only when used;
+they are not re-exported here."""
 
 from probeguard.pipeline.adapters.callable import CallablePipeline
 from probeguard.pipeline.adapters.http import HttpPipeline
