@@ -277,7 +277,8 @@ class LlamaIndexPipeline:
                     hits = _search(index, query, top_k, excluded, offset=0)
                 finally:
                     if overlay:
-                        index.delete_nodes([n.node_id for n in overlay])
+                        ids = [n.node_id for n in overlay]
+                        index.delete_nodes(ids, delete_from_docstore=True)
         ranked = rank_hits(hits, top_k, min_score)
         return [NodeWithScore(node=n, score=s) for n, s in ranked]
 
