@@ -5,6 +5,10 @@ The public API lives here; everything else is internal and may change.
     from probeguard import load_config, scan
     result = scan(load_config("probeguard.yaml"), "runs/mine")
     print(result.report_path)
+
+Your own pipeline: ``scan(config, out_dir, pipeline=CallablePipeline(my_function))``, or an
+HTTP endpoint (``HttpPipeline``), or LangChain (``probeguard.adapters.langchain``). The
+README's "Python API" section has runnable examples (they run in the test suite).
 """
 
 from probeguard._version import __version__
@@ -32,6 +36,7 @@ from probeguard.dataset.eval_records import load_eval_records
 from probeguard.engine.evaluate import evaluate
 from probeguard.engine.scan import scan
 from probeguard.engine.sweep import sweep_backends
+from probeguard.pipeline.adapters import CallablePipeline, HttpPipeline
 from probeguard.pipeline.reference import ReferencePipeline
 from probeguard.probes import (
     Headline,
@@ -48,6 +53,7 @@ from probeguard.stats import wilson
 
 __all__ = [
     "__version__",
+    "CallablePipeline",
     "Capability",
     "Case",
     "CaseRecord",
@@ -56,6 +62,7 @@ __all__ = [
     "Estimate",
     "Expected",
     "Headline",
+    "HttpPipeline",
     "InputError",
     "JudgeContext",
     "MissingExtraError",

@@ -17,6 +17,7 @@ from probeguard.cli.bench import bench
 from probeguard.cli.common import fail, gate_options, progress_bar, scan_config, scan_options
 from probeguard.cli.dataset import dataset
 from probeguard.cli.gate import compare_command, gate_after_scan, gate_policy
+from probeguard.cli.init import init
 from probeguard.config.loading import load_config, locate_in_file
 from probeguard.core.errors import InputError, ProbeGuardError
 from probeguard.core.sanitize import visible_controls
@@ -158,7 +159,7 @@ def scan(
     ),
 )
 def list_parts(kind: str | None) -> None:
-    """List the parts a pipeline can be assembled from (and, later, probes and metrics)."""
+    """List the parts a pipeline is assembled from, the pipeline kinds, and the probes."""
 
     try:
         listed = parts()
@@ -438,6 +439,7 @@ def schema(kind: str) -> None:
 cli.add_command(bench)
 cli.add_command(compare_command)
 cli.add_command(dataset)
+cli.add_command(init)
 
 
 def main() -> None:

@@ -9,14 +9,31 @@ from pathlib import Path
 from typing import Any
 
 
+def current_umask() -> int:
+    """The process's file-creation mask. Linux reports it in ``/proc/self/status``
+    (``Umask:``), which reads it without changing it; elsewhere it is set and restored."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
 def atomic_write_text(path: str | Path, text: str, *, fsync: bool = True) -> Path:
     """Write ``text`` (UTF-8, ``\n`` line ends) to a temporary file beside ``path``, fsync it
     (unless ``fsync=False``: a cache entry that a crash loses is only a miss), then
-    ``os.replace`` it over ``path``. Readers see the old file or the new one, never a part."""
+    ``os.replace`` it over ``path``. Readers see the old file or the new one, never a part.
+    The file gets the mode ``open()`` would give it, ``0o666 & ~umask`` (0644 under the usual
+    umask 022, like ``run.jsonl``), not the 0600 of ``mkstemp``."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
+        os.chmod(tmp, 0o666 & ~current_umask())
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
             fh.write(text)
             if fsync:

@@ -241,3 +241,18 @@ def test_fingerprint_depends_on_target_and_version_only() -> None:
     assert CallablePipeline(lambda q: "a").fingerprint() != base.fingerprint()
     assert CallablePipeline(rag, fingerprint="mine").fingerprint() == "mine"
     assert len(base.fingerprint()) == 64
+
+
+def test_a_module_that_is_not_on_the_path_gets_a_hint(tmp_path) -> None:
+    (tmp_path / "pg_beside_the_config.py").write_text("def answer(q):\n    return q\n")
+    with pytest.raises(InputError, match="PYTHONPATH") as info:
+        CallablePipeline("pg_beside_the_config:answer")
+    assert "pg_beside_the_config.py" in str(info.value)
+
+
+def test_a_missing_dependency_of_the_module_gets_no_path_hint(tmp_path, monkeypatch) -> None:
+    (tmp_path / "pg_needs_missing_dep.py").write_text("import pg_no_such_dep_xyz\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(InputError, match="pg_no_such_dep_xyz") as info:
+        CallablePipeline("pg_needs_missing_dep:answer")
+    assert "PYTHONPATH" not in str(info.value)

@@ -82,7 +82,8 @@ def load_target(target: str) -> Callable[..., Any]:
         obj: Any = importlib.import_module(module_name)
     except ImportError as exc:
         raise InputError(
-            f"cannot import module {module_name!r} of pipeline target {target!r}: {exc}",
+            f"cannot import module {module_name!r} of pipeline target {target!r}: {exc}"
+            f"{_import_hint(module_name, exc)}",
             field="target",
         ) from None
     for part in attr_path.split("."):
@@ -99,6 +100,23 @@ def load_target(target: str) -> Callable[..., Any]:
             f"pipeline target {target!r} is a {type(obj).__name__}, not a callable", field="target"
         )
     return obj
+
+
+def _import_hint(module_name: str, exc: ImportError) -> str:
+    """How to make the target's own module importable, when it is that module (not one of
+    its imports) that Python did not find. The ``probeguard`` command puts its own folder on
+    ``sys.path``, not the current one, so a ``mymod.py`` beside the config is not found."""
+    missing = getattr(exc, "name", None)
+    if not isinstance(exc, ModuleNotFoundError) or missing is None:
+        return ""
+    if missing != module_name and not module_name.startswith(missing + "."):
+        return ""
+    top = module_name.split(".")[0]
+    return (
+        f". Make it importable: add the folder that holds {top}.py (or the package {top}/) "
+        f"to PYTHONPATH, e.g. `PYTHONPATH=. probeguard scan ...` from that folder, or "
+        f"install it (`pip install -e .`)"
+    )
 
 
 def parse_capabilities(names: Iterable[str | Capability], *, where: str) -> frozenset[Capability]:
