@@ -76,13 +76,13 @@ def test_bad_config_is_one_clear_line(tmp_path):
         # built retriever, as one recorded error per case); now one line with file, line, field.
         (
             "demo: true\npipeline:\n  reference:\n    retriever: {name: hybird}\n",
-            "pipeline.reference",
-            3,
+            "pipeline.reference.retriever.name",
+            4,
         ),
         (
             "demo: true\npipeline:\n  reference:\n    generator: {name: extractive, bogus: 1}\n",
-            "pipeline.reference",
-            3,
+            "pipeline.reference.generator.bogus",
+            4,
         ),
         (
             "demo: true\npipeline:\n  type: http\n  http:\n    url: ftp://example.org/x\n",
@@ -160,3 +160,31 @@ def test_demo_scan_runs_every_probe_and_reports_fcs(demo_cli_runs):
     assert "## Failure coverage" in report and "## Probes" in report
     coverage = report.split("## Failure coverage", 1)[1].lstrip()
     assert coverage.startswith("- **Empirical FCS: ")  # the report leads with the figure
+
+
+# -- hardening (issue 17): a bad part setting names its field; a failed scan writes nothing ------
+@pytest.mark.parametrize(
+    ("setting", "field"),
+    [
+        ("retriever: {name: bm25, k1: -1}", "pipeline.reference.retriever.k1"),
+        ("retriever: {name: bm25, min_score: abc}", "pipeline.reference.retriever.min_score"),
+        (
+            "generator: {name: extractive, max_sentences: 0}",
+            "pipeline.reference.generator.max_sentences",
+        ),
+    ],
+)
+def test_bad_part_setting_names_its_field_and_leaves_no_output(tmp_path, setting, field):
+    (tmp_path / "c.jsonl").write_text('{"id": "a", "text": "The sky is blue."}\n')
+    config = tmp_path / "probeguard.yaml"
+    config.write_text(
+        "corpus: {path: c.jsonl}\n"
+        "pipeline:\n  reference:\n    embedder: {name: hashing, dim: 64}\n"
+        f"    {setting}\n"
+        "probes: {enabled: []}\n"
+    )
+    out = tmp_path / "out"
+    result = CliRunner().invoke(cli, ["scan", "--config", str(config), "--out", str(out)])
+    assert result.exit_code == 2, result.output
+    assert result.output.count("\n") == 1 and f"line 5, field '{field}'" in result.output
+    assert not out.exists()

@@ -18,6 +18,7 @@ from pydantic import ValidationError
 
 from probeguard.config.models import ScanConfig
 from probeguard.core.errors import InputError
+from probeguard.corpus.file_reading import decode_utf8
 
 ENV_PREFIX = "PROBEGUARD_"
 
@@ -44,7 +45,7 @@ def env_overrides(environ: Mapping[str, str]) -> dict[str, Any]:
             continue
         try:
             value = yaml.safe_load(raw)
-        except yaml.YAMLError:
+        except (yaml.YAMLError, RecursionError):
             value = raw
         node = out
         for part in path[:-1]:
@@ -54,10 +55,16 @@ def env_overrides(environ: Mapping[str, str]) -> dict[str, Any]:
 
 
 def _key_lines(text: str) -> dict[tuple[str, ...], int]:
-    """Map each mapping-key path in a YAML document to its 1-based line."""
+    """Map each mapping-key path in a YAML document to its 1-based line. A node reached a
+    second time (through an alias) is not walked again, so an alias bomb (nested aliases
+    that expand exponentially) costs one visit per node."""
     lines: dict[tuple[str, ...], int] = {}
+    seen: set[int] = set()
 
     def walk(node: yaml.Node, path: tuple[str, ...]) -> None:
+        if id(node) in seen:
+            return
+        seen.add(id(node))
         if isinstance(node, yaml.MappingNode):
             for key, value in node.value:
                 sub = path + (str(key.value),)
@@ -74,15 +81,27 @@ def _key_lines(text: str) -> dict[tuple[str, ...], int]:
     return lines
 
 
-def read_config_file(path: str | Path) -> dict[str, Any]:
-    """The raw mapping in a YAML config file; errors name the file and line."""
+def read_config_text(path: str | Path) -> str:
+    """The text of a config file (UTF-8; an unreadable file or an undecodable byte is an
+    ``InputError`` naming the file and line)."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        data = path.read_bytes()
     except OSError as exc:
         raise InputError(f"cannot read config: {exc.strerror or exc}", file=str(path)) from None
+    return decode_utf8(data, path)
+
+
+def read_config_file(path: str | Path, text: str | None = None) -> dict[str, Any]:
+    """The raw mapping in a YAML config file (``text``: its text, when already read);
+    errors name the file and line."""
+    path = Path(path)
+    if text is None:
+        text = read_config_text(path)
     try:
         data = yaml.safe_load(text)
+    except RecursionError:
+        raise InputError("invalid YAML: nested too deeply", file=str(path)) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         raise InputError(
@@ -108,8 +127,8 @@ def load_config(
     data: dict[str, Any] = {}
     text = ""
     if path is not None:
-        data = read_config_file(path)
-        text = Path(path).read_text(encoding="utf-8")
+        text = read_config_text(path)
+        data = read_config_file(path, text)
         _resolve_relative_paths(data, Path(path).parent)
     data = deep_merge(data, env_overrides(os.environ if environ is None else environ))
     data = deep_merge(data, dict(overrides or {}))
@@ -142,8 +161,8 @@ def locate_in_file(error: InputError, path: str | Path | None) -> InputError:
         return error
     line = None
     try:
-        key_lines = _key_lines(Path(path).read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError):
+        key_lines = _key_lines(read_config_text(path))
+    except (InputError, yaml.YAMLError, RecursionError):
         key_lines = {}
     loc = tuple(error.field.split("."))
     for cut in range(len(loc), 0, -1):

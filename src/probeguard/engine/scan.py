@@ -65,8 +65,8 @@ def scan(
     """
     started = time.perf_counter()
     out = Path(out_dir)
+    generated = generate(config, pipeline=pipeline, inputs=inputs)  # bad input: no folder yet
     out.mkdir(parents=True, exist_ok=True)
-    generated = generate(config, pipeline=pipeline, inputs=inputs)
     executed = execute_logged(generated, config.runner, out, resume=resume, progress=progress)
     scored = score(config, generated, executed)
     attributed = attribute_failures(config, generated, executed, scored)
