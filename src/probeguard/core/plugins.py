@@ -64,7 +64,7 @@ def _adapters(cls: Any) -> dict[str, TypeAdapter[Any]]:
     return out
 
 
-def _check_types(cls: type[Any], kind: str, name: str, params: Mapping[str, Any]) -> None:
+def _check_types(cls: Any, kind: str, name: str, params: Mapping[str, Any]) -> None:
     adapters = _adapters(cls)
     for param, value in params.items():
         adapter = adapters.get(param)
