@@ -68,11 +68,12 @@ def _parse_lines(path: Path, data: bytes) -> tuple[RunHeader | None, list[CaseRe
         if raw.strip():
             try:
                 obj = json.loads(raw)
-            except ValueError as exc:
+            except (ValueError, RecursionError) as exc:
                 if i == last:
                     break  # a crash while writing the last line: drop it
+                reason = "nested too deeply" if isinstance(exc, RecursionError) else exc
                 raise InputError(
-                    f"this line is not JSON: {exc}", file=str(path), line=i + 1
+                    f"this line is not JSON: {reason}", file=str(path), line=i + 1
                 ) from None
             try:
                 if header is None:

@@ -116,6 +116,8 @@ def load_run_log(path: str | Path) -> RunLog:
         data = json.loads(raw)
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise InputError(f"not a valid run log: not JSON ({exc})", file=str(path)) from None
+    except RecursionError:
+        raise InputError("not a valid run log: JSON nested too deeply", file=str(path)) from None
     if not isinstance(data, dict):
         raise InputError("not a valid run log: expected a JSON object", file=str(path))
     version = data.get("version", RUN_LOG_VERSION)
