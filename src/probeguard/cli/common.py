@@ -4,6 +4,7 @@ and the progress bar."""
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -11,12 +12,41 @@ import click
 
 from probeguard.config.loading import load_config
 
-__all__ = ["fail", "progress_bar", "scan_config", "scan_options"]
+__all__ = ["OneLineErrors", "fail", "progress_bar", "scan_config", "scan_options"]
 
 
 def fail(message: str) -> None:
+    """Bad input: one line on stderr, exit 2 (no traceback, no usage block)."""
     click.echo(f"error: {message}", err=True)
     sys.exit(2)
+
+
+class OneLineErrors(click.Group):
+    """A command group whose usage errors (a bad flag value, a missing argument) end like
+    every other bad input: one ``error:`` line naming the flag, exit 2. Everything else
+    (``--help``, ``--version``, a command's own exit code) behaves as in click."""
+
+    def main(
+        self,
+        args: Sequence[str] | None = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        **extra: Any,
+    ) -> Any:
+        try:
+            result = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        except click.ClickException as exc:
+            ctx = getattr(exc, "ctx", None)  # usage errors carry the command's context
+            command = ctx.command_path if ctx is not None else "probeguard"
+            fail(f"{command}: {exc.format_message()} (see --help)")
+            return None
+        except click.Abort:
+            click.echo("Aborted!", err=True)
+            sys.exit(1)
+        if standalone_mode:
+            sys.exit(result if isinstance(result, int) else 0)
+        return result
 
 
 def scan_config(

@@ -14,7 +14,7 @@ import click
 
 from probeguard._version import __version__
 from probeguard.cli.bench import bench
-from probeguard.cli.common import fail, progress_bar, scan_config, scan_options
+from probeguard.cli.common import OneLineErrors, fail, progress_bar, scan_config, scan_options
 from probeguard.config.loading import load_config, locate_in_file
 from probeguard.core.errors import InputError, ProbeGuardError
 from probeguard.engine.evaluate import evaluate
@@ -28,7 +28,7 @@ from probeguard.reports.fix_markdown import short_estimate
 from probeguard.results import ARTIFACTS, json_schema
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=OneLineErrors, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="probeguard")
 @click.option("-v", "--verbose", count=True, help="More log output (-v info, -vv debug).")
 def cli(verbose: int) -> None:

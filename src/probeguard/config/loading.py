@@ -102,18 +102,32 @@ def read_config_file(path: str | Path, text: str | None = None) -> dict[str, Any
         data = yaml.safe_load(text)
     except RecursionError:
         raise InputError("invalid YAML: nested too deeply", file=str(path)) from None
+    except ValueError as exc:  # a YAML int of more digits than Python converts
+        raise InputError(f"invalid YAML: {exc}", file=str(path)) from None
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
         raise InputError(
-            f"invalid YAML: {getattr(exc, 'problem', None) or exc}",
-            file=str(path),
-            line=mark.line + 1 if mark else None,
+            f"invalid YAML: {_yaml_problem(exc)}", file=str(path), line=_yaml_line(exc, text)
         ) from None
     if data is None:
         return {}
     if not isinstance(data, dict):
         raise InputError("the config must be a mapping at the top level", file=str(path), line=1)
     return data
+
+
+def _yaml_problem(exc: yaml.YAMLError) -> str:
+    """The problem a YAML error states, on one line."""
+    problem = getattr(exc, "problem", None) or getattr(exc, "reason", None) or str(exc)
+    return " ".join(str(problem).split())
+
+
+def _yaml_line(exc: yaml.YAMLError, text: str) -> int | None:
+    """The 1-based line of a YAML error: its mark, or a reader error's character position."""
+    mark = getattr(exc, "problem_mark", None)
+    if mark is not None:
+        return int(mark.line) + 1
+    position = getattr(exc, "position", None)
+    return text.count("\n", 0, position) + 1 if isinstance(position, int) else None
 
 
 def load_config(
