@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from probeguard.core.floats import normalise_floats
 from probeguard.core.errors import InputError
+from probeguard.core.floats import normalise_floats
 from probeguard.engine.fixes import collect_fixes, load_run
 from probeguard.engine.fixes.collect import all_failures
 from probeguard.metrics.golden import GoldenVerdict
