@@ -291,3 +291,24 @@ def mutated(draw: st.DrawFn, seed: str) -> bytes:
         elif kind == "dup":
             data = data + data
     return bytes(data)
+
+
+# -- comparing runs ------------------------------------------------------------------------------
+RUN_STATISTICS = frozenset({"duration_s", "latency_s", "cached", "attempts"})
+"""Per-record fields that describe how a call went (time, cache, retries), not its result."""
+
+
+def without_statistics(run: dict[str, object]) -> dict[str, object]:
+    """``run.json`` less what may differ between identical runs: ``stats`` (calls, cache hits,
+    resumed cases, time) and each record's ``RUN_STATISTICS``."""
+
+    def strip(value: object) -> object:
+        if isinstance(value, dict):
+            return {k: strip(v) for k, v in value.items() if k not in RUN_STATISTICS}
+        if isinstance(value, list):
+            return [strip(v) for v in value]
+        return value
+
+    out = {k: v for k, v in run.items() if k != "stats"}
+    out["records"] = strip(out.get("records", []))
+    return out
