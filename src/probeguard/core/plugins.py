@@ -64,20 +64,27 @@ def _adapters(cls: Any) -> dict[str, TypeAdapter[Any]]:
     return out
 
 
-def _check_types(cls: Any, kind: str, name: str, params: Mapping[str, Any]) -> None:
+def _check_types(cls: Any, kind: str, name: str, params: Mapping[str, Any]) -> dict[str, Any]:
+    """``params`` validated against the constructor's annotations; a scalar takes its
+    validated form (lax: ``"0.5"`` for a ``float`` becomes ``0.5``), any other value (a list,
+    a model, a part) passes as it is once valid."""
     adapters = _adapters(cls)
+    out = dict(params)
     for param, value in params.items():
         adapter = adapters.get(param)
         if adapter is None:
             continue
         try:
-            adapter.validate_python(value)
+            valid = adapter.validate_python(value)
         except ValidationError as exc:
             reason = exc.errors()[0]["msg"]
             raise PartError(
                 f"{kind} {name!r}: {param}={str(value)[:60]!r}: {reason}",
                 field=f"{_key(kind)}.{param}",
             ) from None
+        if isinstance(value, (str, int, float)):  # bool is an int
+            out[param] = valid
+    return out
 
 
 def _named_param(message: str, accepted: list[str]) -> str | None:
@@ -100,9 +107,9 @@ def construct(cls: type[Any], kind: str, name: str, params: Mapping[str, Any]) -
             f"{', '.join(repr(u) for u in unknown)}; accepted: {', '.join(accepted)}",
             field=f"{_key(kind)}.{unknown[0]}",
         )
-    _check_types(cls, kind, name, params)
+    checked = _check_types(cls, kind, name, params)
     try:
-        return cls(**params)
+        return cls(**checked)
     except PartError:
         raise
     except (ValueError, TypeError) as exc:
