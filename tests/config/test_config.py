@@ -162,3 +162,11 @@ def test_env_override_nested_too_deeply_is_a_string():
     cfg_env = {"PROBEGUARD_SEED": "[" * 5000}
     with pytest.raises(InputError, match="field 'seed'"):
         load_config(None, environ=cfg_env)
+
+
+def test_a_bad_environment_value_names_its_variable(tmp_path):
+    path = write(tmp_path, "seed: 1\n")
+    with pytest.raises(InputError) as info:
+        load_config(path, environ={"PROBEGUARD_SEED": "abc"})
+    assert info.value.file == "environment variable PROBEGUARD_SEED"
+    assert info.value.field == "seed" and info.value.line is None

@@ -144,27 +144,52 @@ def load_config(
         text = read_config_text(path)
         data = read_config_file(path, text)
         _resolve_relative_paths(data, Path(path).parent)
-    data = deep_merge(data, env_overrides(os.environ if environ is None else environ))
+    env = os.environ if environ is None else environ
+    data = deep_merge(data, env_overrides(env))
     data = deep_merge(data, dict(overrides or {}))
     try:
         return ScanConfig.model_validate(data)
     except ValidationError as exc:
-        err = exc.errors()[0]
-        loc = tuple(str(p) for p in err["loc"])
-        line = None
-        if text:
-            key_lines = _key_lines(text)
-            for cut in range(len(loc), 0, -1):
-                if loc[:cut] in key_lines:
-                    line = key_lines[loc[:cut]]
-                    break
-        more = f" (and {len(exc.errors()) - 1} more)" if len(exc.errors()) > 1 else ""
-        raise InputError(
-            f"{err['msg']}{more}",
-            file=str(path) if path else "<config>",
-            line=line,
-            field=".".join(loc) or None,
-        ) from None
+        raise _validation_error(exc, path, text, env, overrides or {}) from None
+
+
+def _leaf_paths(tree: Mapping[str, Any], prefix: tuple[str, ...] = ()) -> set[tuple[str, ...]]:
+    """The key paths of the leaves of a nested mapping."""
+    out: set[tuple[str, ...]] = set()
+    for key, value in tree.items():
+        path = (*prefix, str(key))
+        out |= _leaf_paths(value, path) if isinstance(value, Mapping) and value else {path}
+    return out
+
+
+def _validation_error(
+    exc: ValidationError,
+    path: str | Path | None,
+    text: str,
+    environ: Mapping[str, str],
+    overrides: Mapping[str, Any],
+) -> InputError:
+    """The first error of ``exc``, named where the bad value came from: a command-line flag,
+    a ``PROBEGUARD_*`` variable (which win over the file, in that order), or the config file
+    and the line of the field's key."""
+    err = exc.errors()[0]
+    loc = tuple(str(p) for p in err["loc"])
+    prefixes = [loc[:cut] for cut in range(len(loc), 0, -1)]
+    more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
+    message, field = f"{err['msg']}{more}", ".".join(loc) or None
+    if any(p in _leaf_paths(overrides) for p in prefixes):
+        return InputError(message, file="<command line>", field=field)
+    by_env = {
+        tuple(p.lower() for p in name[len(ENV_PREFIX) :].split("__") if p): name
+        for name in environ
+        if name.startswith(ENV_PREFIX)
+    }
+    for prefix in prefixes:
+        if prefix in by_env:
+            return InputError(message, file=f"environment variable {by_env[prefix]}", field=field)
+    key_lines = _key_lines(text) if text else {}
+    line = next((key_lines[p] for p in prefixes if p in key_lines), None)
+    return InputError(message, file=str(path) if path else "<config>", line=line, field=field)
 
 
 def locate_in_file(error: InputError, path: str | Path | None) -> InputError:
