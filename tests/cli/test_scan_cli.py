@@ -188,3 +188,16 @@ def test_bad_part_setting_names_its_field_and_leaves_no_output(tmp_path, setting
     assert result.exit_code == 2, result.output
     assert result.output.count("\n") == 1 and f"line 5, field '{field}'" in result.output
     assert not out.exists()
+
+
+def test_control_characters_in_a_message_stay_inert(tmp_path):
+    """Regression (issue 17, found by tests/fuzz): a header name holding \\x1e (a line break
+    for str.splitlines) or an ANSI escape reached the terminal raw."""
+    (tmp_path / "c.csv").write_text('id,t\x1eext,\x1b[31mtitle\n"a","b","c"\n')
+    config = tmp_path / "probeguard.yaml"
+    config.write_text("corpus: {path: c.csv}\nprobes: {enabled: []}\n")
+    result = CliRunner().invoke(
+        cli, ["scan", "--config", str(config), "--out", str(tmp_path / "o")]
+    )
+    assert result.exit_code == 2 and len(result.output.splitlines()) == 1
+    assert "\\x1e" in result.output and "\\x1b[31m" in result.output and "\x1b" not in result.output
