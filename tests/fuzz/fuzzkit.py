@@ -22,6 +22,7 @@ from pathlib import Path
 from click.testing import CliRunner, Result
 from hypothesis import strategies as st
 
+import probeguard
 from probeguard.cli.main import cli
 
 CORPUS = [
@@ -203,17 +204,27 @@ def check_bad_input(surface: Surface, data: bytes, env: dict[str, str] | None = 
         return result
 
 
+def subprocess_env(env: dict[str, str] | None = None) -> dict[str, str]:
+    """This environment, with the source of the ``probeguard`` under test first on the path."""
+    src = str(Path(probeguard.__file__).resolve().parents[1])
+    path = os.pathsep.join([src, *filter(None, [os.environ.get("PYTHONPATH")])])
+    return {**os.environ, "PYTHONPATH": path, **(env or {})}
+
+
+PROBEGUARD = [sys.executable, "-m", "probeguard.cli.main"]
+"""``probeguard`` in a real interpreter (this one)."""
+
+
 def run_subprocess(
     args: list[str], env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
-    """``probeguard ARGS`` in a real interpreter (this one), with this checkout on the path."""
-    full_env = {**os.environ, **(env or {})}
+    """``probeguard ARGS`` in a subprocess; its output captured as text."""
     return subprocess.run(
-        [sys.executable, "-m", "probeguard.cli.main", *args],
+        [*PROBEGUARD, *args],
         capture_output=True,
         text=True,
-        env=full_env,
-        timeout=300,
+        env=subprocess_env(env),
+        timeout=600,
         check=False,
     )
 
@@ -314,3 +325,10 @@ def without_statistics(run: dict[str, object]) -> dict[str, object]:
     out = {k: v for k, v in run.items() if k != "stats"}
     out["records"] = strip(out.get("records", []))
     return out
+
+
+def comparable(path: Path) -> dict[str, object]:
+    """The ``run.json`` at ``path`` less run statistics and the cache folder it used."""
+    run = json.loads(path.read_text())
+    run["config"]["runner"].pop("cache_dir")
+    return without_statistics(run)

@@ -5,19 +5,11 @@ cache folder the config records. Floats are rounded to 10 significant digits
 
 from __future__ import annotations
 
-import json
-
 import pytest
 from click.testing import CliRunner
 
-from fuzz.fuzzkit import without_statistics
+from fuzz.fuzzkit import comparable
 from probeguard.cli.main import cli
-
-
-def _comparable(path) -> dict[str, object]:  # type: ignore[no-untyped-def]
-    run = json.loads(path.read_text())
-    run["config"]["runner"].pop("cache_dir")
-    return without_statistics(run)
 
 
 @pytest.mark.slow  # one more real demo scan, beside conftest.demo_cli_runs' first one
@@ -28,4 +20,4 @@ def test_two_fresh_demo_scans_write_the_same_run_json(demo_cli_runs, tmp_path) -
         cli, ["scan", "--demo", "--out", str(tmp_path / "c"), "--cache-dir", str(tmp_path / "cc")]
     )
     assert again.exit_code == 0, again.output
-    assert _comparable(tmp_path / "c" / "run.json") == _comparable(base / "a" / "run.json")
+    assert comparable(tmp_path / "c" / "run.json") == comparable(base / "a" / "run.json")

@@ -1,5 +1,6 @@
 """Crash and resume (issue 17): a real ``probeguard scan`` subprocess is killed with SIGKILL
-after a seeded random number of its cases are logged, then resumed with ``--resume``; its
+after a seeded random number of its cases are logged (or, once, after all of them, while it
+attributes), then resumed with ``--resume`` and the killed run's cache; its
 ``run.json`` must equal an uninterrupted run's, apart from run statistics (``stats``, each
 record's time, cache flag and attempts). ``summary`` included: the attribution's call count,
 which depends on what was resumed, lives in ``stats``."""
@@ -16,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from fuzz.fuzzkit import PROBEGUARD, run_subprocess, subprocess_env, without_statistics
+from fuzz.fuzzkit import PROBEGUARD, comparable, run_subprocess, subprocess_env
 
 CONFIG = """\
 demo: true
@@ -38,7 +39,9 @@ def _lines(path: Path) -> int:
 
 
 def _scan_args(config: Path, out: Path, *extra: str) -> list[str]:
-    return ["scan", "--config", str(config), "--out", str(out), "--no-cache", *extra]
+    """A scan into ``out`` with its own fresh cache (``out``/../``out``.cache)."""
+    cache = out.with_name(out.name + ".cache")
+    return ["scan", "--config", str(config), "--out", str(out), "--cache-dir", str(cache), *extra]
 
 
 def _kill_after(args: list[str], log: Path, lines: int) -> bool:
@@ -67,18 +70,20 @@ def test_kill_9_at_random_points_then_resume_matches_an_uninterrupted_run(tmp_pa
     config.write_text(CONFIG)
     full = run_subprocess(_scan_args(config, tmp_path / "full"))
     assert full.returncode == 0, full.stderr
-    expected = json.loads((tmp_path / "full" / "run.json").read_text())
+    full_json = tmp_path / "full" / "run.json"
+    expected = json.loads(full_json.read_text())
     cases = expected["stats"]["cases"]
     assert expected["summary"]["attribution"]["attributed"] > 0
     rng = np.random.default_rng(17)
+    # after the header and at least one record; the last point, every record logged, kills
+    # it while it scores and attributes (whose re-runs the killed run left in the cache)
+    points = [int(p) for p in rng.integers(2, cases + 1, size=KILLS - 1)] + [cases + 1]
     interrupted = 0
-    for trial in range(KILLS):
+    for trial, at in enumerate(points):
         out = tmp_path / f"killed-{trial}"
-        at = int(rng.integers(2, cases))  # the header line, then at least one record
         interrupted += _kill_after(_scan_args(config, out), out / "run.jsonl", at)
         resumed = run_subprocess(_scan_args(config, out, "--resume"))
         assert resumed.returncode == 0, resumed.stderr
-        run = json.loads((out / "run.json").read_text())
-        assert run["stats"]["cases"] == cases
-        assert without_statistics(run) == without_statistics(expected), f"kill at line {at}"
+        assert json.loads((out / "run.json").read_text())["stats"]["cases"] == cases
+        assert comparable(out / "run.json") == comparable(full_json), f"kill at line {at}"
     assert interrupted >= 1  # at least one kill landed mid-run
