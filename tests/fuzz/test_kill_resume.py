@@ -31,22 +31,37 @@ runner: {concurrency: 2}
 KILLS = 3
 
 
-def _lines(path: Path) -> int:
+def _count(path: Path) -> int:
+    """Lines of a file, or files in a folder (0 when absent)."""
     try:
+        if path.is_dir():
+            return sum(1 for p in path.rglob("*") if p.is_file())
         return path.read_bytes().count(b"\n")
     except OSError:
         return 0
 
 
 def _scan_args(config: Path, out: Path, *extra: str) -> list[str]:
-    """A scan into ``out`` with its own fresh cache (``out``/../``out``.cache)."""
-    cache = out.with_name(out.name + ".cache")
-    return ["scan", "--config", str(config), "--out", str(out), "--cache-dir", str(cache), *extra]
+    """A scan into ``out`` with its own fresh cache (``out.cache`` beside it)."""
+    return [
+        "scan",
+        "--config",
+        str(config),
+        "--out",
+        str(out),
+        "--cache-dir",
+        str(_cache(out)),
+        *extra,
+    ]
 
 
-def _kill_after(args: list[str], log: Path, lines: int) -> bool:
-    """Start ``probeguard ARGS``, SIGKILL it once ``log`` holds ``lines`` lines; whether it
-    was killed before it finished."""
+def _cache(out: Path) -> Path:
+    return out.with_name(out.name + ".cache")
+
+
+def _kill_when(args: list[str], watched: Path, count: int) -> bool:
+    """Start ``probeguard ARGS``, SIGKILL it once ``watched`` (a file's lines, a folder's
+    entries) reaches ``count``; whether it was killed before it finished."""
     proc = subprocess.Popen(
         [*PROBEGUARD, *args],
         env=subprocess_env(),
@@ -54,7 +69,7 @@ def _kill_after(args: list[str], log: Path, lines: int) -> bool:
         stderr=subprocess.DEVNULL,
     )
     try:
-        while proc.poll() is None and _lines(log) < lines:
+        while proc.poll() is None and _count(watched) < count:
             time.sleep(0.005)
         killed = proc.poll() is None
         if killed:
@@ -64,7 +79,7 @@ def _kill_after(args: list[str], log: Path, lines: int) -> bool:
     return killed
 
 
-@pytest.mark.slow  # 1 + 2 x KILLS scans in subprocesses
+@pytest.mark.slow  # 1 + 2 x KILLS scans in subprocesses (about a minute)
 def test_kill_9_at_random_points_then_resume_matches_an_uninterrupted_run(tmp_path) -> None:
     config = tmp_path / "probeguard.yaml"
     config.write_text(CONFIG)
@@ -74,16 +89,20 @@ def test_kill_9_at_random_points_then_resume_matches_an_uninterrupted_run(tmp_pa
     expected = json.loads(full_json.read_text())
     cases = expected["stats"]["cases"]
     assert expected["summary"]["attribution"]["attributed"] > 0
+    attribution_calls = expected["stats"]["attribution_calls"]
+    cached_cases = _count(_cache(tmp_path / "full")) - attribution_calls
     rng = np.random.default_rng(17)
-    # after the header and at least one record; the last point, every record logged, kills
-    # it while it scores and attributes (whose re-runs the killed run left in the cache)
-    points = [int(p) for p in rng.integers(2, cases + 1, size=KILLS - 1)] + [cases + 1]
+    # after the header and at least one record; then once while the run attributes: its
+    # re-runs already in the cache make the resumed run's attribution calls fewer
+    points = [("run.jsonl", int(p)) for p in rng.integers(2, cases + 1, size=KILLS - 1)]
+    points.append(("cache", cached_cases + int(rng.integers(1, 20))))
     interrupted = 0
-    for trial, at in enumerate(points):
+    for trial, (watched, at) in enumerate(points):
         out = tmp_path / f"killed-{trial}"
-        interrupted += _kill_after(_scan_args(config, out), out / "run.jsonl", at)
+        target = out / "run.jsonl" if watched == "run.jsonl" else _cache(out)
+        interrupted += _kill_when(_scan_args(config, out), target, at)
         resumed = run_subprocess(_scan_args(config, out, "--resume"))
         assert resumed.returncode == 0, resumed.stderr
         assert json.loads((out / "run.json").read_text())["stats"]["cases"] == cases
-        assert comparable(out / "run.json") == comparable(full_json), f"kill at line {at}"
+        assert comparable(out / "run.json") == comparable(full_json), f"killed at {at} in {watched}"
     assert interrupted >= 1  # at least one kill landed mid-run
