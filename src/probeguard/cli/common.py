@@ -28,6 +28,11 @@ def fail(message: str) -> None:
     sys.exit(2)
 
 
+_NO_ARGS_IS_HELP: type[click.ClickException] = getattr(
+    click.exceptions, "NoArgsIsHelpError", type("_Never", (click.ClickException,), {})
+)
+
+
 class OneLineErrors(click.Group):
     """A command group whose usage errors (a bad flag value, a missing argument) end like
     every other bad input: one ``error:`` line naming the flag, exit 2. Everything else
@@ -43,6 +48,9 @@ class OneLineErrors(click.Group):
     ) -> Any:
         try:
             result = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        except _NO_ARGS_IS_HELP as exc:  # a bare group: its help, as click shows it
+            exc.show()
+            sys.exit(exc.exit_code)
         except click.ClickException as exc:
             ctx = getattr(exc, "ctx", None)  # usage errors carry the command's context
             command = ctx.command_path if ctx is not None else "probeguard"
