@@ -76,13 +76,13 @@ def test_bad_config_is_one_clear_line(tmp_path):
         # built retriever, as one recorded error per case); now one line with file, line, field.
         (
             "demo: true\npipeline:\n  reference:\n    retriever: {name: hybird}\n",
-            "pipeline.reference",
-            3,
+            "pipeline.reference.retriever.name",
+            4,
         ),
         (
             "demo: true\npipeline:\n  reference:\n    generator: {name: extractive, bogus: 1}\n",
-            "pipeline.reference",
-            3,
+            "pipeline.reference.generator.bogus",
+            4,
         ),
         (
             "demo: true\npipeline:\n  type: http\n  http:\n    url: ftp://example.org/x\n",
@@ -172,3 +172,52 @@ def test_error_messages_cannot_drive_the_terminal(capsys):
     err = capsys.readouterr().err
     assert info.value.code == 2 and "\x1b" not in err and "\x07" not in err
     assert err == "error: unknown document id 'doc\\x1bc\\x07'\n"
+
+
+# -- hardening (issue 17): a bad part setting names its field; a failed scan writes nothing ------
+@pytest.mark.parametrize(
+    ("setting", "field"),
+    [
+        ("retriever: {name: bm25, k1: -1}", "pipeline.reference.retriever.k1"),
+        ("retriever: {name: bm25, min_score: abc}", "pipeline.reference.retriever.min_score"),
+        (
+            "generator: {name: extractive, max_sentences: 0}",
+            "pipeline.reference.generator.max_sentences",
+        ),
+    ],
+)
+def test_bad_part_setting_names_its_field_and_leaves_no_output(tmp_path, setting, field):
+    (tmp_path / "c.jsonl").write_text('{"id": "a", "text": "The sky is blue."}\n')
+    config = tmp_path / "probeguard.yaml"
+    config.write_text(
+        "corpus: {path: c.jsonl}\n"
+        "pipeline:\n  reference:\n    embedder: {name: hashing, dim: 64}\n"
+        f"    {setting}\n"
+        "probes: {enabled: []}\n"
+    )
+    out = tmp_path / "out"
+    result = CliRunner().invoke(cli, ["scan", "--config", str(config), "--out", str(out)])
+    assert result.exit_code == 2, result.output
+    assert result.output.count("\n") == 1 and f"line 5, field '{field}'" in result.output
+    assert not out.exists()
+
+
+def test_control_characters_in_a_message_stay_inert(tmp_path):
+    """Regression (issue 17, found by tests/fuzz): a header name holding \\x1e (a line break
+    for str.splitlines) or an ANSI escape reached the terminal raw."""
+    (tmp_path / "c.csv").write_text('id,t\x1eext,\x1b[31mtitle\n"a","b","c"\n')
+    config = tmp_path / "probeguard.yaml"
+    config.write_text("corpus: {path: c.csv}\nprobes: {enabled: []}\n")
+    result = CliRunner().invoke(
+        cli, ["scan", "--config", str(config), "--out", str(tmp_path / "o")]
+    )
+    assert result.exit_code == 2 and len(result.output.splitlines()) == 1
+    assert "\\x1e" in result.output and "\\x1b[31m" in result.output and "\x1b" not in result.output
+
+
+def test_a_bad_flag_is_one_line_and_a_bare_command_shows_its_help():
+    bad = CliRunner().invoke(cli, ["scan", "--seed", "abc"])
+    assert bad.exit_code == 2 and bad.output.count("\n") == 1
+    assert bad.output.startswith("error: ") and "scan: Invalid value for '--seed'" in bad.output
+    bare = CliRunner().invoke(cli, [])
+    assert bare.exit_code == 2 and "Usage: " in bare.output and "Commands:" in bare.output

@@ -115,3 +115,58 @@ def test_probe_list_must_not_repeat(tmp_path):
     with pytest.raises(InputError) as info:
         load_config(path, environ={})
     assert info.value.line == 2 and "more than once" in str(info.value)
+
+
+# -- hardening (issue 17): bad configs end in one InputError naming file, line and field --------
+def _base(extra: str) -> str:
+    return "corpus: {path: c.jsonl}\n" + extra
+
+
+def test_config_that_is_not_utf8_names_the_line(tmp_path):
+    path = tmp_path / "probeguard.yaml"
+    path.write_bytes("seed: 1\n# caf\xe9\n".encode("latin-1"))
+    with pytest.raises(InputError, match="line 2.*not valid UTF-8"):
+        load_config(path, environ={})
+
+
+def test_yaml_alias_bomb_fails_fast_on_the_error_path(tmp_path):
+    lines = ['a0: &a0 ["x", "x", "x", "x", "x", "x", "x", "x", "x"]']
+    for i in range(1, 12):  # 9**12 leaves if every alias were followed
+        refs = ", ".join([f"*a{i - 1}"] * 9)
+        lines.append(f"a{i}: &a{i} [{refs}]")
+    path = write(tmp_path, "\n".join(lines) + "\n")
+    with pytest.raises(InputError, match="field 'a0'"):
+        load_config(path, environ={})
+
+
+@pytest.mark.parametrize(
+    ("yaml_text", "field"),
+    [
+        ("probes: {overlap_weights: {chunk_fracture: 1.5}}\n", "probes.overlap_weights"),
+        ("probes: {overlap_weights: {chunk_fracture: -0.1}}\n", "probes.overlap_weights"),
+        ("probes: {overlap_weights: {chunk_fractur: 0.5}}\n", "probes.overlap_weights"),
+        (
+            "pipeline: {reference: {embedder: {name: nosuch}, retriever: {name: bm25}}}\n",
+            "pipeline.reference.embedder",
+        ),
+    ],
+)
+def test_bad_values_are_refused_at_load(tmp_path, yaml_text, field):
+    path = write(tmp_path, _base(yaml_text))
+    with pytest.raises(InputError) as info:
+        load_config(path, environ={})
+    assert info.value.field == field and info.value.line == 2
+
+
+def test_env_override_nested_too_deeply_is_a_string():
+    cfg_env = {"PROBEGUARD_SEED": "[" * 5000}
+    with pytest.raises(InputError, match="field 'seed'"):
+        load_config(None, environ=cfg_env)
+
+
+def test_a_bad_environment_value_names_its_variable(tmp_path):
+    path = write(tmp_path, "seed: 1\n")
+    with pytest.raises(InputError) as info:
+        load_config(path, environ={"PROBEGUARD_SEED": "abc"})
+    assert info.value.file == "environment variable PROBEGUARD_SEED"
+    assert info.value.field == "seed" and info.value.line is None

@@ -335,3 +335,21 @@ def test_documents_to_jsonl_leaves_old_file_on_failure(tmp_path: Path) -> None:
         documents_to_jsonl([Document.create("new", id="n"), bad], out)
     assert out.read_bytes() == before
     assert [p.name for p in tmp_path.iterdir()] == ["c.jsonl"]
+
+
+# -- hardening (issue 17) ------------------------------------------------------------------------
+@pytest.mark.parametrize("name", ["deep.jsonl", "deep.json"])
+def test_deeply_nested_json_is_an_input_error(tmp_path, name):
+    path = tmp_path / name
+    nested = "[" * 100_000 + "]" * 100_000
+    body = '{"text": "t", "metadata": ' + nested + "}" if name.endswith("l") else nested
+    path.write_text(body + "\n")
+    with pytest.raises(InputError, match="nested too deeply"):
+        load_corpus(path)
+
+
+def test_unclosed_csv_quote_names_the_row_where_it_opens(tmp_path):
+    path = tmp_path / "c.csv"
+    path.write_text('id,text\na,fine\nb,"never closed\nc,more\n')
+    with pytest.raises(InputError, match=r"line 3: malformed CSV: a quoted field"):
+        load_corpus(path)

@@ -196,3 +196,30 @@ def test_missing_openpyxl_names_the_extra(tmp_path, monkeypatch):
     (tmp_path / "d.xlsx").write_bytes(b"")
     with pytest.raises(ImportError, match=r'pip install "probeguard\[xlsx\]"'):
         load_eval_records(tmp_path / "d.xlsx")
+
+
+# -- hardening (issue 17) ------------------------------------------------------------------------
+def test_minified_json_without_ids_gets_one_id_per_item(tmp_path):
+    path = tmp_path / "d.json"
+    path.write_text(json.dumps([{"input": "q1", "answer": "a"}, {"input": "q2", "answer": "b"}]))
+    records = load_eval_records(path)
+    assert [r.id for r in records] == ["item-1", "item-2"]
+
+
+def test_unclosed_csv_quote_is_named(tmp_path):
+    path = tmp_path / "d.csv"
+    path.write_text('input,answer\nq1,a\nq2,"open\nq3,c\n')
+    with pytest.raises(InputError, match=r"line 3: malformed CSV: a quoted field"):
+        load_eval_records(path)
+
+
+def test_xlsx_formula_without_cached_value_is_named(tmp_path):
+    openpyxl = pytest.importorskip("openpyxl")
+    book = openpyxl.Workbook()
+    sheet = book.active
+    sheet.append(["input", "answer"])
+    sheet.append(["q1", '=CONCATENATE("a", "b")'])  # openpyxl stores no cached value
+    path = tmp_path / "d.xlsx"
+    book.save(path)
+    with pytest.raises(InputError, match=r"field 'answer': row 1 .*formula"):
+        load_eval_records(path)

@@ -14,11 +14,14 @@ from typing import Any
 import pytest
 from aiohttp import web
 
+from probeguard.core.documents import Document
 from probeguard.core.errors import PipelineCallError
 from probeguard.core.hashing import canonical_json
 from probeguard.core.pipeline import Context
 from probeguard.models.generators.openai_compat import OpenAICompatibleGenerator
 from probeguard.models.prompts import DEFAULT, REFUSAL_TEXT
+from probeguard.pipeline.config import ReferencePipelineConfig
+from probeguard.pipeline.reference import ReferencePipeline
 from testkit import completion as chat_completion
 from testkit import start_chat_server
 
@@ -293,3 +296,18 @@ def test_config_is_canonical_and_leaves_out_infrastructure() -> None:
     }
     with pytest.raises(ValueError, match="http"):
         OpenAICompatibleGenerator(base_url="api.openai.com/v1")
+
+
+async def test_reference_pipeline_closes_the_generators_session(server: Server) -> None:
+    """Regression (issue 17): the reference pipeline had no ``aclose``, so a scan with this
+    generator left its aiohttp session open ("Unclosed client session")."""
+    config = ReferencePipelineConfig(
+        embedder={"name": "hashing", "dim": 64},
+        retriever={"name": "bm25"},
+        generator={"name": "openai", "base_url": server.url, "model": "tiny-test"},
+    )
+    pipe = ReferencePipeline([Document.create("The Eiffel Tower is 330 metres tall.")], config)
+    out = await pipe.aanswer(QUESTION)
+    assert out.answer and pipe._generator._sessions  # type: ignore[attr-defined]
+    await pipe.aclose()
+    assert not pipe._generator._sessions  # type: ignore[attr-defined]

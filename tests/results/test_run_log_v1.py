@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from probeguard.core.errors import InputError
+from probeguard.core.floats import normalise_floats
 from probeguard.engine.fixes import collect_fixes, load_run
 from probeguard.engine.fixes.collect import all_failures
 from probeguard.metrics.golden import GoldenVerdict
@@ -32,10 +33,11 @@ def test_a_real_v1_run_log_loads_and_round_trips():
     assert run.summary.standard_eval.measure == "rougeL_recall"
     assert set(run.summary.probes or {}) >= {"unanswerable", "benign_control"}
     assert run.summary.attribution and run.summary.attribution["attributed"] == 144
-    # the saved JSON comes back the same, but for the header's new ``kind``
+    # the saved JSON comes back the same, but for the header's new ``kind`` and floats
+    # rounded to 10 significant digits (core.floats, issue 17)
     again = json.loads(run.model_dump_json())
     assert again.pop("kind") == "run"
-    assert again == raw
+    assert again == normalise_floats(raw)
     # the read-only view by section name gives the saved JSON too
     assert run.summary["golden"]["cases"] == raw["summary"]["golden"]["cases"]
     assert "attribution" in run.summary and "nothing" not in run.summary

@@ -56,8 +56,9 @@ class AttributionSummary(ByKeyModel):
     """The swaps tried, in order (``attribution.swaps``)."""
     reruns: int
     """Swapped cases re-run."""
-    calls: int
-    """Pipeline calls those re-runs made (cache hits make none)."""
+    calls: int | None = Field(default=None, exclude_if=lambda v: v is None)
+    """Pipeline calls those re-runs made: a run statistic, which a scan records in
+    ``stats.attribution_calls`` and leaves out here (None); kept for older run logs."""
     causes: dict[str, int]
     """Attributed failures per cause, every cause listed (``decide.CAUSES`` order)."""
     per_probe: dict[str, dict[str, int]]

@@ -4,22 +4,72 @@ and the progress bar."""
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import click
 
 from probeguard.config.loading import load_config
-from probeguard.core.sanitize import visible_controls
 
-__all__ = ["fail", "gate_options", "progress_bar", "scan_config", "scan_options"]
+__all__ = [
+    "OneLineErrors",
+    "fail",
+    "gate_options",
+    "inert",
+    "progress_bar",
+    "scan_config",
+    "scan_options",
+]
+
+
+def inert(text: str) -> str:
+    """``text`` with every character a terminal would act on (control and format characters,
+    line and paragraph separators: ``str.isprintable`` false, space aside) written as its
+    escape (``\\x1b``, ``\\n``), so that a message quoting user input stays one inert line."""
+    return "".join(c if c.isprintable() or c == " " else repr(c)[1:-1] for c in text)
 
 
 def fail(message: str) -> None:
-    """Print ``error: message`` (control characters made visible: a message may name a
-    document id or quote user text) and exit with status 2."""
-    click.echo(f"error: {visible_controls(message)}", err=True)
+    """Bad input: one line on stderr, exit 2 (no traceback, no usage block)."""
+    click.echo(f"error: {inert(message)}", err=True)
     sys.exit(2)
+
+
+_NO_ARGS_IS_HELP: type[click.ClickException] = getattr(
+    click.exceptions, "NoArgsIsHelpError", type("_Never", (click.ClickException,), {})
+)
+
+
+class OneLineErrors(click.Group):
+    """A command group whose usage errors (a bad flag value, a missing argument) end like
+    every other bad input: one ``error:`` line naming the flag, exit 2. Everything else
+    (``--help``, ``--version``, a command's own exit code) behaves as in click."""
+
+    def main(
+        self,
+        args: Sequence[str] | None = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        **extra: Any,
+    ) -> Any:
+        try:
+            result = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        except _NO_ARGS_IS_HELP as exc:  # a bare group: its help, as click shows it
+            exc.show()
+            sys.exit(exc.exit_code)
+        except click.ClickException as exc:
+            ctx = getattr(exc, "ctx", None)  # usage errors carry the command's context
+            command = ctx.command_path if ctx is not None else "probeguard"
+            fail(f"{command}: {exc.format_message()} (see --help)")
+            return None
+        except click.Abort:
+            click.echo("Aborted!", err=True)
+            sys.exit(1)
+        if standalone_mode:
+            sys.exit(result if isinstance(result, int) else 0)
+        return result
 
 
 def scan_config(

@@ -14,7 +14,14 @@ import click
 
 from probeguard._version import __version__
 from probeguard.cli.bench import bench
-from probeguard.cli.common import fail, gate_options, progress_bar, scan_config, scan_options
+from probeguard.cli.common import (
+    OneLineErrors,
+    fail,
+    gate_options,
+    progress_bar,
+    scan_config,
+    scan_options,
+)
 from probeguard.cli.dataset import dataset
 from probeguard.cli.gate import compare_command, gate_after_scan, gate_policy
 from probeguard.cli.init import init
@@ -34,7 +41,7 @@ from probeguard.results import ARTIFACTS, json_schema
 from probeguard.results.run import load_run_log
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=OneLineErrors, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="probeguard")
 @click.option("-v", "--verbose", count=True, help="More log output (-v info, -vv debug).")
 def cli(verbose: int) -> None:

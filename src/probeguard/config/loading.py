@@ -19,6 +19,7 @@ from pydantic import ValidationError
 from probeguard.config.gate import GatePolicy
 from probeguard.config.models import ScanConfig
 from probeguard.core.errors import InputError
+from probeguard.corpus.file_reading import decode_utf8
 
 ENV_PREFIX = "PROBEGUARD_"
 
@@ -45,7 +46,7 @@ def env_overrides(environ: Mapping[str, str]) -> dict[str, Any]:
             continue
         try:
             value = yaml.safe_load(raw)
-        except yaml.YAMLError:
+        except (yaml.YAMLError, RecursionError):
             value = raw
         node = out
         for part in path[:-1]:
@@ -55,10 +56,16 @@ def env_overrides(environ: Mapping[str, str]) -> dict[str, Any]:
 
 
 def _key_lines(text: str) -> dict[tuple[str, ...], int]:
-    """Map each mapping-key path in a YAML document to its 1-based line."""
+    """Map each mapping-key path in a YAML document to its 1-based line. A node reached a
+    second time (through an alias) is not walked again, so an alias bomb (nested aliases
+    that expand exponentially) costs one visit per node."""
     lines: dict[tuple[str, ...], int] = {}
+    seen: set[int] = set()
 
     def walk(node: yaml.Node, path: tuple[str, ...]) -> None:
+        if id(node) in seen:
+            return
+        seen.add(id(node))
         if isinstance(node, yaml.MappingNode):
             for key, value in node.value:
                 sub = path + (str(key.value),)
@@ -75,27 +82,53 @@ def _key_lines(text: str) -> dict[tuple[str, ...], int]:
     return lines
 
 
-def read_config_file(path: str | Path) -> dict[str, Any]:
-    """The raw mapping in a YAML config file; errors name the file and line."""
+def read_config_text(path: str | Path) -> str:
+    """The text of a config file (UTF-8; an unreadable file or an undecodable byte is an
+    ``InputError`` naming the file and line)."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        data = path.read_bytes()
     except OSError as exc:
         raise InputError(f"cannot read config: {exc.strerror or exc}", file=str(path)) from None
+    return decode_utf8(data, path)
+
+
+def read_config_file(path: str | Path, text: str | None = None) -> dict[str, Any]:
+    """The raw mapping in a YAML config file (``text``: its text, when already read);
+    errors name the file and line."""
+    path = Path(path)
+    if text is None:
+        text = read_config_text(path)
     try:
         data = yaml.safe_load(text)
+    except RecursionError:
+        raise InputError("invalid YAML: nested too deeply", file=str(path)) from None
+    except ValueError as exc:  # a YAML int of more digits than Python converts
+        raise InputError(f"invalid YAML: {exc}", file=str(path)) from None
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
         raise InputError(
-            f"invalid YAML: {getattr(exc, 'problem', None) or exc}",
-            file=str(path),
-            line=mark.line + 1 if mark else None,
+            f"invalid YAML: {_yaml_problem(exc)}", file=str(path), line=_yaml_line(exc, text)
         ) from None
     if data is None:
         return {}
     if not isinstance(data, dict):
         raise InputError("the config must be a mapping at the top level", file=str(path), line=1)
     return data
+
+
+def _yaml_problem(exc: yaml.YAMLError) -> str:
+    """The problem a YAML error states, on one line."""
+    problem = getattr(exc, "problem", None) or getattr(exc, "reason", None) or str(exc)
+    return " ".join(str(problem).split())
+
+
+def _yaml_line(exc: yaml.YAMLError, text: str) -> int | None:
+    """The 1-based line of a YAML error: its mark, or a reader error's character position."""
+    mark = getattr(exc, "problem_mark", None)
+    if mark is not None:
+        return int(mark.line) + 1
+    position = getattr(exc, "position", None)
+    return text.count("\n", 0, position) + 1 if isinstance(position, int) else None
 
 
 def load_config(
@@ -109,30 +142,55 @@ def load_config(
     data: dict[str, Any] = {}
     text = ""
     if path is not None:
-        data = read_config_file(path)
-        text = Path(path).read_text(encoding="utf-8")
+        text = read_config_text(path)
+        data = read_config_file(path, text)
         _resolve_relative_paths(data, Path(path).parent)
-    data = deep_merge(data, env_overrides(os.environ if environ is None else environ))
+    env = os.environ if environ is None else environ
+    data = deep_merge(data, env_overrides(env))
     data = deep_merge(data, dict(overrides or {}))
     try:
         return ScanConfig.model_validate(data)
     except ValidationError as exc:
-        err = exc.errors()[0]
-        loc = tuple(str(p) for p in err["loc"])
-        line = None
-        if text:
-            key_lines = _key_lines(text)
-            for cut in range(len(loc), 0, -1):
-                if loc[:cut] in key_lines:
-                    line = key_lines[loc[:cut]]
-                    break
-        more = f" (and {len(exc.errors()) - 1} more)" if len(exc.errors()) > 1 else ""
-        raise InputError(
-            f"{err['msg']}{more}",
-            file=str(path) if path else "<config>",
-            line=line,
-            field=".".join(loc) or None,
-        ) from None
+        raise _validation_error(exc, path, text, env, overrides or {}) from None
+
+
+def _leaf_paths(tree: Mapping[str, Any], prefix: tuple[str, ...] = ()) -> set[tuple[str, ...]]:
+    """The key paths of the leaves of a nested mapping."""
+    out: set[tuple[str, ...]] = set()
+    for key, value in tree.items():
+        path = (*prefix, str(key))
+        out |= _leaf_paths(value, path) if isinstance(value, Mapping) and value else {path}
+    return out
+
+
+def _validation_error(
+    exc: ValidationError,
+    path: str | Path | None,
+    text: str,
+    environ: Mapping[str, str],
+    overrides: Mapping[str, Any],
+) -> InputError:
+    """The first error of ``exc``, named where the bad value came from: a command-line flag,
+    a ``PROBEGUARD_*`` variable (which win over the file, in that order), or the config file
+    and the line of the field's key."""
+    err = exc.errors()[0]
+    loc = tuple(str(p) for p in err["loc"])
+    prefixes = [loc[:cut] for cut in range(len(loc), 0, -1)]
+    more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
+    message, field = f"{err['msg']}{more}", ".".join(loc) or None
+    if any(p in _leaf_paths(overrides) for p in prefixes):
+        return InputError(message, file="<command line>", field=field)
+    by_env = {
+        tuple(p.lower() for p in name[len(ENV_PREFIX) :].split("__") if p): name
+        for name in environ
+        if name.startswith(ENV_PREFIX)
+    }
+    for prefix in prefixes:
+        if prefix in by_env:
+            return InputError(message, file=f"environment variable {by_env[prefix]}", field=field)
+    key_lines = _key_lines(text) if text else {}
+    line = next((key_lines[p] for p in prefixes if p in key_lines), None)
+    return InputError(message, file=str(path) if path else "<config>", line=line, field=field)
 
 
 def locate_in_file(error: InputError, path: str | Path | None) -> InputError:
@@ -143,8 +201,8 @@ def locate_in_file(error: InputError, path: str | Path | None) -> InputError:
         return error
     line = None
     try:
-        key_lines = _key_lines(Path(path).read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError):
+        key_lines = _key_lines(read_config_text(path))
+    except (InputError, yaml.YAMLError, RecursionError):
         key_lines = {}
     loc = tuple(error.field.split("."))
     for cut in range(len(loc), 0, -1):

@@ -15,10 +15,10 @@ from pydantic import Field
 from probeguard.attribution.config import AttributionConfig
 from probeguard.config.gate import GatePolicy
 from probeguard.core.config import StrictModel
+from probeguard.core.redaction import redact_url
 from probeguard.corpus.config import CorpusConfig
 from probeguard.detectors.config import JudgeConfig
 from probeguard.metrics.config import EvalConfig, MetricsConfig, StandardEvalConfig
-from probeguard.pipeline.adapters.http import redact_url
 from probeguard.pipeline.config import PipelineConfig
 from probeguard.probes.config import ProbesConfig
 from probeguard.runner.settings import RunnerSettings

@@ -38,6 +38,13 @@ class InputError(ProbeGuardError):
         super().__init__(f"{prefix}: {message}" if prefix else message)
 
 
+class PartError(InputError, ValueError):
+    """A part built from a config spec (``core.plugins``) rejected it: an unknown name or
+    parameter, a value of the wrong type, or one its constructor refuses. ``field`` is
+    ``<kind>.<parameter>`` (``retriever.k1``) relative to where the spec sits; a
+    ``ValueError`` too, for callers that catch those."""
+
+
 class MissingExtraError(ProbeGuardError, ImportError):
     """An optional dependency is not installed; the message says how to install it."""
 

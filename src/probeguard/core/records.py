@@ -69,7 +69,9 @@ class RunHeader(ArtifactHeader):
 
 
 class RunStats(BaseModel):
-    """How the run went: calls made, cache hits, retries, errors."""
+    """How the run went: calls made, cache hits, retries, errors, time. These depend on the
+    cache, on ``--resume`` and on the clock, so they live here, never in ``summary`` (which
+    depends only on the inputs, the config and the seed)."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -81,6 +83,10 @@ class RunStats(BaseModel):
     retries: int = 0
     errors: int = 0
     wall_s: float = 0.0
+    attribution_calls: int | None = Field(default=None, exclude_if=lambda v: v is None)
+    """Pipeline calls the attribution re-runs made (cache hits make none); None (left out)
+    when attribution is off, and in run logs written before it moved here from
+    ``summary.attribution.calls``."""
 
 
 class ProbeGroup(BaseModel):

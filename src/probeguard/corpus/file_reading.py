@@ -4,6 +4,8 @@ loaders. Malformed JSON raises ``InputError`` naming the file and line."""
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import re
 from collections.abc import Iterator
@@ -12,7 +14,7 @@ from typing import Any
 
 from probeguard.core.errors import InputError
 
-__all__ = ["iter_json_records", "read_utf8"]
+__all__ = ["csv_error", "csv_reader", "decode_utf8", "iter_json_records", "loads_json", "read_utf8"]
 
 
 def read_utf8(path: Path) -> str:
@@ -22,6 +24,11 @@ def read_utf8(path: Path) -> str:
         data = path.read_bytes()
     except OSError as exc:
         raise InputError(f"cannot read file: {exc.strerror or exc}", file=str(path)) from exc
+    return decode_utf8(data, path)
+
+
+def decode_utf8(data: bytes, path: Path) -> str:
+    """``data`` (the bytes of ``path``) decoded as ``read_utf8`` says."""
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -35,12 +42,32 @@ def read_utf8(path: Path) -> str:
     return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
+def csv_reader(text: str) -> Any:
+    """A strict ``csv.reader`` over ``text``: a quoted field left open at the end of the file
+    or a stray character after a closing quote is a ``csv.Error`` (the lenient default
+    silently swallows the rest of the file into one cell)."""
+    return csv.reader(io.StringIO(text, newline=""), strict=True)
+
+
+def csv_error(exc: csv.Error, path: Path, line: int) -> InputError:
+    """``InputError`` for a malformed CSV row starting on ``line``."""
+    reason = str(exc)
+    if "unexpected end of data" in reason:
+        reason = "a quoted field that starts in this row is never closed"
+    return InputError(f"malformed CSV: {reason}", file=str(path), line=line)
+
+
 def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
 
 
-def _loads(text: str) -> Any:
-    return json.loads(text, parse_constant=_reject_constant)
+def loads_json(text: str) -> Any:
+    """``json.loads`` that rejects NaN/Infinity and turns nesting deeper than the
+    interpreter's recursion limit (a ``RecursionError``) into a ``ValueError``."""
+    try:
+        return json.loads(text, parse_constant=_reject_constant)
+    except RecursionError:
+        raise ValueError("the JSON is nested too deeply") from None
 
 
 def _json_error(exc: Exception, path: Path, line: int | None, base_line: int = 1) -> InputError:
@@ -67,13 +94,13 @@ def iter_json_records(
             if not raw.strip():
                 continue
             try:
-                value = _loads(raw)
+                value = loads_json(raw)
             except ValueError as exc:
                 raise _json_error(exc, path, number) from exc
             yield number, "", value
         return
     try:
-        top = _loads(text)
+        top = loads_json(text)
     except ValueError as exc:
         raise _json_error(exc, path, None) from exc
     if isinstance(top, dict) and isinstance(top.get(container_key), list):

@@ -30,14 +30,13 @@ bytes that are not UTF-8. Documents keep file order; a JSONL or JSON document's 
 from __future__ import annotations
 
 import csv
-import io
 import re
 from pathlib import Path
 from typing import Any
 
 from probeguard.core.documents import Document
 from probeguard.core.errors import InputError
-from probeguard.corpus.file_reading import iter_json_records, read_utf8
+from probeguard.corpus.file_reading import csv_error, csv_reader, iter_json_records, read_utf8
 from probeguard.corpus.record_validation import (
     DocumentFields,
     DuplicateIdCheck,
@@ -99,14 +98,14 @@ def _load_json_like(
 
 def _load_csv(path: Path, fields: DocumentFields, explicit_id: bool = False) -> list[Document]:
     text = read_utf8(path)
-    reader = csv.reader(io.StringIO(text, newline=""))
+    reader = csv_reader(text)
     file = str(path)
     try:
         header = next(reader)
     except StopIteration:
         raise InputError("the CSV file is empty (no header row)", file=file, line=1) from None
     except csv.Error as exc:
-        raise InputError(f"malformed CSV: {exc}", file=file, line=1) from exc
+        raise csv_error(exc, path, 1) from None
     header = [h.strip() for h in header]
     if fields.text not in header:
         raise InputError(
@@ -133,7 +132,7 @@ def _load_csv(path: Path, fields: DocumentFields, explicit_id: bool = False) -> 
         except StopIteration:
             break
         except csv.Error as exc:
-            raise InputError(f"malformed CSV: {exc}", file=file, line=line) from exc
+            raise csv_error(exc, path, line) from None
         start, line = line, reader.line_num + 1
         if not row or not any(cell.strip() for cell in row):
             continue

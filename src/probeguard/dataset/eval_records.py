@@ -12,8 +12,8 @@ A record's fields (names as RAGAS/DeepEval users write them):
 ``retrievalRelevance`` optional  list of booleans, one per context (reference relevance for
                               context precision); needs ``retrievalContext``
 ``tags``            optional  list of strings, or one comma-separated string
-``id``              optional  a string or integer; default ``row-<n>`` (CSV/XLSX) or
-                              ``line-<n>`` (JSON/JSONL)
+``id``              optional  a string or integer; default ``row-<n>`` (CSV/XLSX),
+                              ``line-<n>`` (JSONL) or ``item-<n>`` (JSON, 1-based position)
 ==================  ========  ================================================================
 
 Formats (``format=`` or the file suffix): ``.csv`` (a header row; list fields hold a JSON
@@ -29,15 +29,19 @@ CSV/XLSX (``row 3``; the CSV line is given too), the line for JSON/JSONL — and
 from __future__ import annotations
 
 import csv
-import io
-import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from probeguard.core.errors import InputError, MissingExtraError
-from probeguard.corpus.file_reading import iter_json_records, read_utf8
+from probeguard.corpus.file_reading import (
+    csv_error,
+    csv_reader,
+    iter_json_records,
+    loads_json,
+    read_utf8,
+)
 from probeguard.corpus.record_validation import record_id, type_name
 
 __all__ = ["FIELDS", "FORMATS", "EvalRecord", "load_eval_records"]
@@ -95,7 +99,7 @@ def _json_cell(value: Any, place: _Place, field: str) -> Any:
     if not isinstance(value, str):
         return value
     try:
-        return json.loads(value)
+        return loads_json(value)
     except ValueError as exc:
         raise place.error(
             f'expected a JSON list in the cell (e.g. ["first", "second"]), '
@@ -193,13 +197,13 @@ def _record(obj: Any, place: _Place, *, cells: bool) -> EvalRecord:
 
 def _csv_rows(path: Path) -> Iterator[tuple[_Place, dict[str, Any]]]:
     text = read_utf8(path)
-    reader = csv.reader(io.StringIO(text))
+    reader = csv_reader(text)
     try:
         header = next(reader)
     except StopIteration:
         raise InputError("empty file: expected a header row", file=str(path), line=1) from None
     except csv.Error as exc:
-        raise InputError(f"malformed CSV: {exc}", file=str(path), line=1) from None
+        raise csv_error(exc, path, 1) from None
     header = _header(header, path, line=1)
     row = 0
     while True:
@@ -209,7 +213,7 @@ def _csv_rows(path: Path) -> Iterator[tuple[_Place, dict[str, Any]]]:
         except StopIteration:
             return
         except csv.Error as exc:
-            raise InputError(f"malformed CSV: {exc}", file=str(path), line=start) from None
+            raise csv_error(exc, path, start) from None
         if not any(c.strip() for c in cells):
             continue
         row += 1
@@ -240,38 +244,70 @@ def _header(names: list[Any], path: Path, line: int | None) -> list[str]:
     return out
 
 
-def _xlsx_rows(path: Path) -> Iterator[tuple[_Place, dict[str, Any]]]:
+def _open_workbook(path: Path, *, data_only: bool) -> Any:
     try:
         import openpyxl
     except ImportError:
         raise MissingExtraError("xlsx", "openpyxl", hint="needed to read .xlsx datasets") from None
     try:
-        book = openpyxl.load_workbook(path, read_only=True, data_only=True)
+        return openpyxl.load_workbook(path, read_only=True, data_only=data_only)
     except Exception as exc:  # openpyxl raises many kinds for a file that is not a workbook
         raise InputError(f"cannot read the workbook: {exc}", file=str(path)) from None
+
+
+def _check_cached(
+    cells: tuple[Any, ...], formulas: tuple[Any, ...], header: list[str], place: _Place
+) -> None:
+    """A formula cell read without its cached value (a workbook written by a library, never
+    recalculated by a spreadsheet program) reads as empty: say so instead of treating the
+    field as absent."""
+    for i, name in enumerate(header):
+        value = cells[i] if i < len(cells) else None
+        formula = formulas[i] if i < len(formulas) else None
+        if value is None and isinstance(formula, str) and formula.startswith("="):
+            raise place.error(
+                f"the cell holds the formula {formula[:40]!r} without a saved value; open and "
+                "save the workbook in a spreadsheet program (or paste values)",
+                name,
+            )
+
+
+def _xlsx_rows(path: Path) -> Iterator[tuple[_Place, dict[str, Any]]]:
+    book = _open_workbook(path, data_only=True)
+    formula_book = _open_workbook(path, data_only=False)
     try:
         rows = book.worksheets[0].iter_rows(values_only=True)
+        formula_rows = formula_book.worksheets[0].iter_rows(values_only=True)
         header_cells = next(rows, None)
+        next(formula_rows, None)
         if header_cells is None:
             raise InputError("empty sheet: expected a header row", file=str(path))
         header = _header(list(header_cells), path, line=None)
         row = 0
         for sheet_row, cells in enumerate(rows, start=2):
-            if not any(c is not None and str(c).strip() for c in cells):
+            formulas = next(formula_rows, ())
+            if not any(c is not None and str(c).strip() for c in cells) and not any(
+                isinstance(f, str) and f.startswith("=") for f in formulas
+            ):
                 continue
             row += 1
             place = _Place(path, None, f"row {row} (sheet row {sheet_row}): ", f"row-{row}")
+            _check_cached(cells, formulas, header, place)
             extra = [c for c in cells[len(header) :] if c is not None and str(c).strip()]
             if extra:
                 raise place.error(f"a cell beyond the {len(header)} named columns")
             yield place, dict(zip(header, cells))
     finally:
         book.close()
+        formula_book.close()
 
 
 def _json_rows(path: Path, fmt: str) -> Iterator[tuple[_Place, Any]]:
-    for line, label, value in iter_json_records(path, fmt, container_key="records"):
-        yield _Place(path, line, label, f"line-{line}"), value
+    """JSONL records default to ``line-<n>``; JSON list items to ``item-<i>`` (1-based
+    position), since several items may share a line (a minified file)."""
+    records = iter_json_records(path, fmt, container_key="records")
+    for i, (line, label, value) in enumerate(records, start=1):
+        yield _Place(path, line, label, f"line-{line}" if fmt == "jsonl" else f"item-{i}"), value
 
 
 def load_eval_records(path: str | Path, *, format: str | None = None) -> list[EvalRecord]:

@@ -16,6 +16,7 @@ from pathlib import Path
 from probeguard.config.models import ScanConfig
 from probeguard.core.cases import Case
 from probeguard.core.documents import Document
+from probeguard.core.errors import InputError
 from probeguard.core.pipeline import Pipeline
 from probeguard.engine.reports import REPORT_HTML
 from probeguard.engine.stages import (
@@ -71,8 +72,13 @@ def scan(
     """
     started = time.perf_counter()
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    generated = generate(config, pipeline=pipeline, inputs=inputs)
+    generated = generate(config, pipeline=pipeline, inputs=inputs)  # bad input: no folder yet
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InputError(
+            f"cannot make the run folder: {exc.strerror or exc}", file=str(out)
+        ) from None
     executed = execute_logged(generated, config.runner, out, resume=resume, progress=progress)
     scored = score(config, generated, executed)
     attributed = attribute_failures(config, generated, executed, scored)

@@ -423,8 +423,10 @@ def assemble(
     *,
     wall_s: float,
 ) -> RunLog:
-    """The run log of a scan from its stages' values."""
+    """The run log of a scan from its stages' values; the attribution's call count goes to
+    ``stats`` (it depends on the cache), the rest of its totals to ``summary``."""
     header = generated.header
+    summary = attributed.summary
     return RunLog(
         probeguard_version=header.probeguard_version,
         pipeline_name=header.pipeline_name,
@@ -432,8 +434,12 @@ def assemble(
         corpus_fingerprint=header.corpus_fingerprint,
         seed=header.seed,
         config=config.recorded(),
-        stats=executed.stats.model_copy(update={"wall_s": wall_s}),
-        summary=scored.summary.model_copy(update={"attribution": attributed.summary}),
+        stats=executed.stats.model_copy(
+            update={"wall_s": wall_s, "attribution_calls": summary.calls if summary else None}
+        ),
+        summary=scored.summary.model_copy(
+            update={"attribution": summary.model_copy(update={"calls": None}) if summary else None}
+        ),
         records=list(scored.records),
         groups=list(scored.probes.groups),
         attribution=list(attributed.entries),

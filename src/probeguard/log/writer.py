@@ -15,7 +15,8 @@ Non-finite floats: pydantic's ``model_dump_json`` writes NaN and ±inf as ``null
 not read back into a ``float`` field (``duration_s``) and silently turns a NaN metric into
 ``None``. Lines are therefore written with ``NaN``/``Infinity``/``-Infinity`` tokens (what
 Python's ``json`` module and pydantic's JSON parser read and write), so every record
-round-trips exactly. For finite values the line is byte-identical to ``model_dump_json()``.
+round-trips exactly. Finite floats are rounded to 10 significant digits
+(``core.floats.normalise_floats``), so identical runs write identical lines.
 Values of free-form ``metadata``/``meta`` fields that JSON cannot hold (a numpy scalar or
 array) are converted with ``.tolist()``, anything else with ``str()``.
 """
@@ -32,9 +33,10 @@ import pydantic_core
 from pydantic import BaseModel, ValidationError
 
 from probeguard.core.errors import InputError
+from probeguard.core.floats import normalise_floats
 from probeguard.core.records import CaseRecord, RunHeader
 
-__all__ = ["RunLogWriter", "read_run_jsonl", "dump_json_line"]
+__all__ = ["RunLogWriter", "as_logged", "read_run_jsonl", "dump_json_line"]
 
 
 def _fallback(value: Any) -> Any:
@@ -49,8 +51,16 @@ def _fallback(value: Any) -> Any:
 def dump_json_line(model: BaseModel) -> str:
     """One-line JSON of ``model`` that round-trips NaN and ±inf (see the module docstring)."""
     return pydantic_core.to_json(
-        model.model_dump(mode="python"), inf_nan_mode="constants", fallback=_fallback
+        normalise_floats(model.model_dump(mode="python")),
+        inf_nan_mode="constants",
+        fallback=_fallback,
     ).decode("utf-8")
+
+
+def as_logged(record: CaseRecord) -> CaseRecord:
+    """``record`` as its ``run.jsonl`` line reads back (floats normalised): what a resumed
+    run, or a run served from the cache, sees, so that every run scores the same values."""
+    return CaseRecord.model_validate(json.loads(dump_json_line(record)))
 
 
 def _parse_lines(path: Path, data: bytes) -> tuple[RunHeader | None, list[CaseRecord], int]:
@@ -68,11 +78,12 @@ def _parse_lines(path: Path, data: bytes) -> tuple[RunHeader | None, list[CaseRe
         if raw.strip():
             try:
                 obj = json.loads(raw)
-            except ValueError as exc:
+            except (ValueError, RecursionError) as exc:
                 if i == last:
                     break  # a crash while writing the last line: drop it
+                reason = "nested too deeply" if isinstance(exc, RecursionError) else exc
                 raise InputError(
-                    f"this line is not JSON: {exc}", file=str(path), line=i + 1
+                    f"this line is not JSON: {reason}", file=str(path), line=i + 1
                 ) from None
             try:
                 if header is None:
@@ -90,8 +101,14 @@ def _parse_lines(path: Path, data: bytes) -> tuple[RunHeader | None, list[CaseRe
             except ValidationError as exc:
                 if i == last:
                     break  # valid JSON cut short (e.g. a number prefix): drop it
+                err = exc.errors()[0]
+                more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
                 raise InputError(
-                    f"this line is not a valid record: {str(exc)[:300]}", file=str(path), line=i + 1
+                    f"this line is not a valid {'record' if header else 'run header'}: "
+                    f"{err['msg']}{more}",
+                    file=str(path),
+                    line=i + 1,
+                    field=".".join(str(p) for p in err["loc"]) or None,
                 ) from None
         offset = valid_end = end
     return header, records, valid_end
@@ -105,6 +122,8 @@ def read_run_jsonl(path: str | os.PathLike[str]) -> tuple[RunHeader, list[CaseRe
         data = p.read_bytes()
     except FileNotFoundError:
         raise InputError("run log not found", file=str(p)) from None
+    except OSError as exc:
+        raise InputError(f"cannot read the run log: {exc.strerror or exc}", file=str(p)) from None
     header, records, _ = _parse_lines(p, data)
     if header is None:
         raise InputError("the run log is empty (no header line)", file=str(p), line=1)
@@ -138,6 +157,15 @@ class RunLogWriter:
         self._lock = threading.Lock()
         self._finished: dict[str, CaseRecord] = {}
         self.resumed_lines = 0
+        try:
+            self._open(header, resume)
+        except OSError as exc:
+            raise InputError(
+                f"cannot write the run log: {exc.strerror or exc}", file=str(self.path)
+            ) from None
+
+    def _open(self, header: RunHeader, resume: bool) -> None:
+        """Read an existing log (``resume``) and open the file for appending, or create it."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
         existing: RunHeader | None = None
         valid_end = 0

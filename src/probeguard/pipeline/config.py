@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from probeguard.core.config import StrictModel
 from probeguard.core.defences import DefencesConfig
+from probeguard.models.embedders.factory import EMBEDDERS
 
 
 class ReferencePipelineConfig(StrictModel):
@@ -36,6 +37,15 @@ class ReferencePipelineConfig(StrictModel):
     suppression, conflict and grounding checks, the instruction sanitiser and spotlighting,
     a per-backend ``min_score`` gate, query expansion), all off by default: see
     ``probeguard.pipeline.defences``."""
+
+    @field_validator("embedder")
+    @classmethod
+    def _known_embedder(cls, spec: dict[str, Any]) -> dict[str, Any]:
+        """The embedder's name is checked even when the retriever (BM25) never builds it."""
+        name = spec.get("name")
+        if name not in EMBEDDERS:
+            raise ValueError(f"unknown embedder {name!r}; known: {', '.join(sorted(EMBEDDERS))}")
+        return spec
 
 
 class CallablePipelineConfig(StrictModel):

@@ -442,6 +442,11 @@ class ReferencePipeline:
         gen = self._check(gen, contexts, retrieved, defences, report)
         return self._output(gen, retrieved, prompt.name, started, defences, report)
 
+    async def aclose(self) -> None:
+        """Close the generator's session of the running event loop (``Runner.run`` calls
+        this before its loop ends; without it aiohttp warns "Unclosed client session")."""
+        await self._generator.aclose()
+
     async def aanswer(self, question: str, variation: Variation | None = None) -> PipelineOutput:
         """Retrieval in a worker thread; a natively async generator is awaited."""
         agenerate = getattr(self._generator, "agenerate", None)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from pydantic import Field, field_validator
@@ -28,6 +29,23 @@ class ProbesConfig(StrictModel):
     top_k: int | None = Field(default=None, ge=1)
     """The pipeline's retrieval depth, for pipelines that do not report it (the reference
     pipeline does)."""
+
+    @field_validator("overlap_weights")
+    @classmethod
+    def _weights(cls, weights: dict[str, float]) -> dict[str, float]:
+        """Each weight is a share, in [0, 1], of a registered probe (a misspelt name would
+        be silently ignored)."""
+        known = load_probes()
+        unknown = sorted(set(weights) - set(known))
+        if unknown:
+            raise ValueError(
+                f"overlap weight for unknown probe(s) {', '.join(unknown)}; "
+                f"known: {', '.join(sorted(known))}"
+            )
+        bad = sorted(k for k, w in weights.items() if not (math.isfinite(w) and 0 <= w <= 1))
+        if bad:
+            raise ValueError(f"overlap weights must lie in [0, 1]: {', '.join(bad)}")
+        return weights
 
     @field_validator("enabled")
     @classmethod

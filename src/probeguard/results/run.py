@@ -25,6 +25,7 @@ from pydantic import (
 from probeguard.attribution.summary import AttributionSummary
 from probeguard.core.artifacts import ArtifactHeader, ByKeyModel
 from probeguard.core.errors import InputError
+from probeguard.core.floats import normalise_floats
 from probeguard.core.records import (
     RUN_LOG_VERSION,
     Attribution,
@@ -91,6 +92,13 @@ class RunLog(ArtifactHeader):
     """Case file name -> sha256 of the dataset manifest it was checked against
     (``probeguard.dataset.manifest``); None (left out) when no case file had a manifest."""
 
+    @model_serializer(mode="wrap")
+    def _normalised(self, handler: Any, info: SerializationInfo) -> dict[str, Any]:
+        """Every float rounded as in ``run.jsonl`` (``core.floats``): identical runs write
+        identical ``run.json`` apart from the timing fields."""
+        data: dict[str, Any] = normalise_floats(handler(self))
+        return data
+
     def golden_records(self) -> list[CaseRecord]:
         """The golden questions' records, in run order."""
         return [r for r in self.records if r.case.probe == "golden"]
@@ -119,6 +127,9 @@ def load_run_log(path: str | Path) -> RunLog:
         data = json.loads(raw)
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise InputError(f"not a valid run log: not JSON ({exc})", file=str(path)) from None
+    except (ValueError, RecursionError) as exc:  # e.g. an integer of 5,000 digits
+        reason = "nested too deeply" if isinstance(exc, RecursionError) else exc
+        raise InputError(f"not a valid run log: not JSON ({reason})", file=str(path)) from None
     if not isinstance(data, dict):
         raise InputError("not a valid run log: expected a JSON object", file=str(path))
     version = data.get("version", RUN_LOG_VERSION)

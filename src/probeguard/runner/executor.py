@@ -54,7 +54,7 @@ from probeguard.core.cases import Case
 from probeguard.core.errors import UnsupportedCapabilityError
 from probeguard.core.pipeline import Pipeline, PipelineOutput, Variation, check_capabilities
 from probeguard.core.records import CaseError, CaseRecord, RunStats
-from probeguard.log.writer import RunLogWriter
+from probeguard.log.writer import RunLogWriter, as_logged
 from probeguard.runner.cache import ResponseCache
 from probeguard.runner.retry import RetryPolicy, is_transient
 
@@ -362,6 +362,7 @@ class Runner:
         return result
 
     def _finish(self, state: _Run, i: int, record: CaseRecord, *, write: bool = True) -> None:
+        record = as_logged(record)  # floats normalised: fresh, cached and resumed runs agree
         state.records[i] = record
         if record.error is not None:
             state.stats.errors += 1

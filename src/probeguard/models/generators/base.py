@@ -23,7 +23,8 @@ class Generation:
 class Generator(ABC):
     """Generators are called from worker threads: ``generate`` must be thread-safe (a
     generator around a non-reentrant model holds a lock). Natively async generators (HTTP
-    clients) also implement ``agenerate``; the reference pipeline prefers it."""
+    clients) also implement ``agenerate``; the reference pipeline prefers it, and closes
+    their per-loop sessions with ``aclose`` when its caller closes it."""
 
     name: str = ""
 
@@ -35,3 +36,7 @@ class Generator(ABC):
     @abstractmethod
     def config(self) -> dict[str, Any]:
         """Canonical settings, part of the pipeline fingerprint."""
+
+    async def aclose(self) -> None:
+        """Release what the running event loop holds (an HTTP session); nothing here."""
+        return None

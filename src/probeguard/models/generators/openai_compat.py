@@ -17,7 +17,9 @@ with the runner's rate limit instead.
 
 The API key is read from the ``api_key_env`` variable at call time, sent as
 ``Authorization: Bearer``, never stored on the object, and redacted from every message we
-raise (a server may echo it back). Servers on a loopback host need no key.
+raise and from the completion text (a server may echo it back), as are the extra headers'
+values and the base URL's query values (``core.redaction``). Servers on a loopback host
+need no key.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from urllib.parse import urlsplit
 from probeguard.core.asyncio_sync import run_sync
 from probeguard.core.errors import PipelineCallError
 from probeguard.core.pipeline import Context, Usage
+from probeguard.core.redaction import redact, redact_url, secret_pieces, url_secrets
 from probeguard.models.generators.base import Generation, Generator
 from probeguard.models.prompts import PromptTemplate, looks_like_refusal, parse_citations
 
@@ -140,7 +143,7 @@ class OpenAICompatibleGenerator(Generator):
 
     def __repr__(self) -> str:
         return (
-            f"OpenAICompatibleGenerator(base_url='{self.base_url}', model='{self.model}', "
+            f"OpenAICompatibleGenerator(base_url='{redact_url(self.base_url)}', model='{self.model}', "
             f"api_key_env={self.api_key_env!r})"
         )
 
@@ -184,6 +187,13 @@ class OpenAICompatibleGenerator(Generator):
 
     # -- calls ---------------------------------------------------------------------------------
 
+    def _secrets(self, key: str | None) -> tuple[str, ...]:
+        """What must never be stored: the key, the extra headers' values and the base URL's
+        user info and query values (``core.redaction``)."""
+        return secret_pieces(
+            [key or "", *self._extra_headers.values(), *url_secrets(self.base_url)]
+        )
+
     def _api_key(self) -> str | None:
         """The key from ``api_key_env``, read now. Unset is an error for a remote host;
         loopback servers need none, and ``api_key_env=None`` means "send no key"."""
@@ -192,7 +202,7 @@ class OpenAICompatibleGenerator(Generator):
         key = os.environ.get(self.api_key_env)
         if not key and not self._local:
             raise PipelineCallError(
-                f"no API key for {self.base_url}: set the environment variable "
+                f"no API key for {redact_url(self.base_url)}: set the environment variable "
                 f"'{self.api_key_env}' (or api_key_env=None for a server that needs none)",
                 transient=False,
             )
@@ -222,10 +232,10 @@ class OpenAICompatibleGenerator(Generator):
             text = (choice.get("message") or {}).get("content") or ""
         except (KeyError, IndexError, TypeError, AttributeError) as exc:
             raise PipelineCallError(
-                f"{self.base_url}/chat/completions returned no choices[0].message.content",
+                f"{redact_url(self.base_url)}/chat/completions returned no choices[0].message.content",
                 transient=False,
             ) from exc
-        text = str(text).strip()
+        text = redact(str(text).strip(), self._secrets(self._api_key()))
         raw = data.get("usage")
         usage_raw: dict[str, Any] = raw if isinstance(raw, dict) else {}
         usage = Usage(
@@ -265,16 +275,17 @@ class OpenAICompatibleGenerator(Generator):
         import aiohttp
 
         key = self._api_key()
+        secrets = self._secrets(key)
 
-        def redact(text: str) -> str:
-            if key:  # before truncating, so that no prefix of the key survives the cut
-                text = text.replace(key, "***")
+        def shown(text: str) -> str:
+            text = redact(text, secrets)  # before truncating: no prefix of a key survives
             return text if len(text) <= _MESSAGE_LIMIT else text[:_MESSAGE_LIMIT] + "…"
 
         headers = {"Content-Type": "application/json", **self._extra_headers}
         if key:
             headers["Authorization"] = f"Bearer {key}"
         url = f"{self.base_url}/chat/completions"
+        where = f"{redact_url(self.base_url)}/chat/completions"
         payload = self._payload(messages)
         timeout = aiohttp.ClientTimeout(total=self.timeout_s)
         session = await self._session()
@@ -293,15 +304,15 @@ class OpenAICompatibleGenerator(Generator):
                             return await resp.json(content_type=None), attempt + 1
                         except (ValueError, aiohttp.ContentTypeError) as exc:
                             raise PipelineCallError(
-                                f"{url} returned HTTP 200 with a body that is not JSON",
+                                f"{where} returned HTTP 200 with a body that is not JSON",
                                 transient=False,
                                 status=status,
                             ) from exc
                     body = await resp.text(errors="replace")
-                    message = redact(_server_message(body))
+                    message = shown(_server_message(body))
                     if status != 429 and status < 500:
                         raise PipelineCallError(
-                            f"{url} returned HTTP {status}: {message}",
+                            f"{where} returned HTTP {status}: {message}",
                             transient=False,
                             status=status,
                         )
@@ -310,7 +321,7 @@ class OpenAICompatibleGenerator(Generator):
             except TimeoutError:
                 reason = f"no response within timeout_s={self.timeout_s:g}"
             except (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError) as exc:
-                reason = redact(f"connection error: {type(exc).__name__}: {exc}")
+                reason = shown(f"connection error: {type(exc).__name__}: {exc}")
             if attempt == self.max_retries:
                 break
             if retry_after is not None and retry_after > self.max_retry_after_s:
@@ -319,7 +330,7 @@ class OpenAICompatibleGenerator(Generator):
             delay = retry_after if retry_after is not None else self.backoff_s * (2**attempt)
             log.debug(
                 "retrying %s in %.3f s after %s (attempt %d of %d)",
-                url,
+                where,
                 delay,
                 reason,
                 attempt + 1,
@@ -327,7 +338,7 @@ class OpenAICompatibleGenerator(Generator):
             )
             await asyncio.sleep(delay)
         raise PipelineCallError(
-            f"{url} failed after {attempt + 1} attempt(s): {reason}",
+            f"{where} failed after {attempt + 1} attempt(s): {reason}",
             transient=True,
             status=status,
             retry_after=retry_after,

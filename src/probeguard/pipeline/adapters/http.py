@@ -8,7 +8,10 @@ else is interpreted: other braces stay as they are). ``POST``/``PUT`` send it as
 Headers: values may reference environment variables as ``${NAME}``, expanded at call time.
 Expanded values are never logged, never part of ``fingerprint()``, ``config()`` or ``repr``
 (those show header names and the referenced variable names only). Query strings are
-redacted from the URL in error messages, ``config()`` and ``repr``.
+redacted from the URL in error messages, ``config()`` and ``repr``. A server may echo a
+header value or a URL's query value back: the response text is passed through
+``core.redaction.redact`` with those values before anything reads it, and so are error
+messages, so no configured secret reaches a record, a log, the cache or a report.
 
 Response: JSON, read with the paths of ``probeguard.pipeline.adapters.jsonpath``:
 ``answer_path`` (a string; numbers are converted, ``null`` is ``""``), ``contexts_path`` (a
@@ -51,7 +54,7 @@ import weakref
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 from probeguard.core.errors import InputError, PipelineCallError
 from probeguard.core.hashing import canonical_json, digest, sha256_hex
@@ -62,6 +65,7 @@ from probeguard.core.pipeline import (
     Variation,
     check_capabilities,
 )
+from probeguard.core.redaction import redact, redact_url, secret_pieces, url_secrets
 from probeguard.pipeline.adapters.callable import parse_capabilities
 from probeguard.pipeline.adapters.jsonpath import (
     PathError,
@@ -95,18 +99,6 @@ def expand_env(value: str, *, header: str = "") -> str:
             ) from None
 
     return _ENV_REF.sub(sub, value)
-
-
-def redact_url(url: str) -> str:
-    """``url`` without user info, and with query values replaced by ``***``."""
-    parts = urlsplit(url)
-    netloc = parts.hostname or ""
-    if parts.port is not None:
-        netloc += f":{parts.port}"
-    query = urlencode(
-        [(k, "***") for k, _ in parse_qsl(parts.query, keep_blank_values=True)], safe="*"
-    )
-    return urlunsplit((parts.scheme, netloc, parts.path, query, ""))
 
 
 def parse_retry_after(value: str | None, *, now: datetime | None = None) -> float | None:
@@ -330,8 +322,6 @@ class HttpPipeline:
         return asyncio.run(once())
 
     async def aanswer(self, question: str, variation: Variation | None = None) -> PipelineOutput:
-        import aiohttp
-
         check_capabilities(self, variation)
         headers = {k: expand_env(v, header=k) for k, v in self._headers.items()}
         payload = _substitute(self.request_template, question)
@@ -346,14 +336,33 @@ class HttpPipeline:
             }
         else:
             kwargs = {"json": payload}
+        secrets = secret_pieces([*headers.values(), *url_secrets(self.url)])
+        try:
+            status, text, retry_after = await self._request(headers, kwargs)
+        except PipelineCallError as exc:  # aiohttp's message may quote the request
+            raise PipelineCallError(
+                redact(str(exc), secrets),
+                transient=exc.transient,
+                retry_after=exc.retry_after,
+                status=exc.status,
+            ) from None
+        return self._read_response(status, redact(text, secrets), retry_after)
+
+    async def _request(
+        self, headers: dict[str, str], kwargs: dict[str, Any]
+    ) -> tuple[int, str, float | None]:
+        """One request: its status, body text (undecodable bytes replaced) and Retry-After;
+        a timeout or connection failure is a ``PipelineCallError``."""
+        import aiohttp
+
         where = self._shown_url
         try:
             async with self._session().request(
                 self.method, self.url, headers=headers, **kwargs
             ) as resp:
-                status = resp.status
                 body = await resp.read()
                 retry_after = parse_retry_after(resp.headers.get("Retry-After"))
+                return resp.status, body.decode("utf-8", errors="replace"), retry_after
         except TimeoutError:  # aiohttp.ServerTimeoutError is one too
             raise PipelineCallError(
                 f"no response from {where} within {self.timeout_s:g} s", transient=True
@@ -366,7 +375,10 @@ class HttpPipeline:
             ) from None
         except aiohttp.ClientError as exc:
             raise PipelineCallError(f"request to {where} failed: {exc}") from None
-        text = body.decode("utf-8", errors="replace")
+
+    def _read_response(self, status: int, text: str, retry_after: float | None) -> PipelineOutput:
+        """The output of a response whose ``text`` is already redacted."""
+        where = self._shown_url
         if status in _TRANSIENT_STATUS or status >= 500:
             raise PipelineCallError(
                 f"HTTP {status} from {where}: {text[:_BODY_LIMIT]}",
@@ -380,9 +392,10 @@ class HttpPipeline:
             )
         try:
             data = json.loads(text)
-        except ValueError:
+        except (ValueError, RecursionError):
             raise PipelineCallError(
-                f"response from {where} is not JSON: {text[:_BODY_LIMIT]!r}", status=status
+                f"response from {where} is not JSON (or nested too deeply): {text[:_BODY_LIMIT]!r}",
+                status=status,
             ) from None
         return self.parse_response(data)
 

@@ -1,0 +1,30 @@
+"""Floats as the run log stores them: rounded to ``LOG_DIGITS`` significant digits.
+
+Two identical scans can differ in the last bits of a float (a dense score summed in another
+order by a BLAS kernel, a mean over values that arrived in another order). Rounding every
+finite float to 10 significant digits (``float(f"{x:.10g}")``) makes such runs write the same
+bytes: noise of a few ulps (relative 1e-16) crosses a rounding boundary with probability about
+1e-6 per value. Ten digits are far beyond what any score or rate means. NaN and ±inf stay as
+they are; rounding is idempotent, so a value read back from a log rounds to itself.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+__all__ = ["LOG_DIGITS", "normalise_floats"]
+
+LOG_DIGITS = 10
+
+
+def normalise_floats(value: Any) -> Any:
+    """``value`` with every finite float inside (dicts, lists, tuples) rounded to
+    ``LOG_DIGITS`` significant digits; other values unchanged."""
+    if isinstance(value, float):
+        return float(f"{value:.{LOG_DIGITS}g}") if math.isfinite(value) else value
+    if isinstance(value, dict):
+        return {k: normalise_floats(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [normalise_floats(v) for v in value]
+    return value
