@@ -4,6 +4,7 @@ coverage ``cov`` of a claim's words by a sentence (``probeguard.detectors.offlin
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -124,6 +125,51 @@ def coverage(terms: frozenset[str], sentence: Sentence) -> float:
     if not terms:
         return 0.0
     return (len(terms & sentence.own) + ANAPHORA * len(terms & sentence.inherited)) / len(terms)
+
+
+SPREAD = 3
+"""Most sentences of one chunk whose words together may support a claim (``spread``)."""
+
+
+def set_coverage(terms: frozenset[str], group: Sequence[Sentence]) -> float:
+    """``cov`` of ``terms`` by the union of ``group``'s sentences: own words of any of them
+    count 1, words only inherited through a pronoun ``ANAPHORA``; 0.0 for no terms."""
+    if not terms or not group:
+        return 0.0
+    own = frozenset().union(*(s.own for s in group))
+    inherited = frozenset().union(*(s.inherited for s in group)) - own
+    return (len(terms & own) + ANAPHORA * len(terms & inherited)) / len(terms)
+
+
+@lru_cache(maxsize=16384)
+def value_words(text: str) -> frozenset[str]:
+    """The content words of ``text`` that hold a digit ("50", "1774"), as sentence stems
+    keep them: what ``spread`` must also gather for the claim's numbers."""
+    return frozenset(w for w in content_words(text) if any(ch.isdigit() for ch in w))
+
+
+def spread(terms: frozenset[str], sentences: Sequence[Sentence]) -> tuple[Sentence, ...]:
+    """The sentences of one chunk that together cover most of ``terms``, greedily: the
+    sentence of highest ``cov`` first, then, up to ``SPREAD`` sentences, the one that adds
+    most of the claim's words not yet covered (ties: the earlier), while one adds any
+    (``terms`` may hold ``value_words`` too: a sentence that adds a number counts).
+    Linear in the chunk's sentences (``SPREAD`` passes); returned in chunk order."""
+    chosen: list[int] = []
+    covered: frozenset[str] = frozenset()
+    for _ in range(SPREAD):
+        gains = [
+            (len((terms - covered) & (s.own | s.inherited)), -i)
+            for i, s in enumerate(sentences)
+            if i not in chosen
+        ]
+        if not gains:
+            break
+        gain, neg = max(gains)
+        if chosen and gain == 0:
+            break
+        chosen.append(-neg)
+        covered |= terms & (sentences[-neg].own | sentences[-neg].inherited)
+    return tuple(sentences[i] for i in sorted(chosen))
 
 
 def best_sentence(claim: str, text: str) -> tuple[str, tuple[int, int] | None, float]:

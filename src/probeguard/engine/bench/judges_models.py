@@ -46,7 +46,7 @@ from probeguard.detectors.llm_judge import LlmJudge
 from probeguard.detectors.nli_judge import NliJudge
 from probeguard.detectors.offline_judge import OfflineJudge
 from probeguard.engine.bench.judges_data import LabelledClaim
-from probeguard.metrics.judged import faithfulness
+from probeguard.metrics.graded import support_score
 from probeguard.models.generators.base import Generation, Generator
 from probeguard.models.generators.llama_cpp import LlamaCppGenerator
 from probeguard.models.generators.openai_compat import OpenAICompatibleGenerator
@@ -97,7 +97,7 @@ def judged_score(judge: Judge, record: LabelledClaim, *, one_passage: bool = Fal
     facts = [c.text for c in factual(decompose(record.claim))]
     if not facts:
         return NAN
-    return faithfulness(judge_claims(judge, facts, contexts, record.question)).value
+    return support_score(judge_claims(judge, facts, contexts, record.question))
 
 
 class _AsyncChat:

@@ -1,0 +1,37 @@
+"""A graded faithfulness that ranks answers: ``support_score`` over a claim×chunk judgment
+(``detectors.judges.Verdict.support``), beside the share of verdicts ``metrics.judged``
+counts."""
+
+from __future__ import annotations
+
+import math
+
+from probeguard.detectors.judges import Judgment
+
+__all__ = ["support_score"]
+
+NAN = float("nan")
+
+
+def support_score(judgment: Judgment) -> float:
+    """A graded faithfulness that ranks answers (AUROC), not only a share of verdicts::
+
+        G = mean over scored claims c of  max over chunks k of  g(c, k)
+
+    with ``g`` the judge's graded support of the cell (``Verdict.support``: the offline
+    judge gives 1 supported, 0 contradicted, and below 1 for unsupported by how much of
+    the claim the chunk's words cover), 0 for a contradicted claim, and, where a judge gives none, 1 for a supported
+    cell and 0 for any other. A claim is scored when its label is not unscored (as in
+    ``faithfulness``); ``G`` = 1 exactly when every scored claim is supported. NaN when no
+    claim was scored."""
+    labels = judgment.claim_labels()
+    grades = [
+        0.0
+        if label == "contradicted"
+        else max(
+            v.support if not math.isnan(v.support) else float(v.label == "supported") for v in row
+        )
+        for row, label in zip(judgment.verdicts, labels)
+        if label != "unscored" and row
+    ]
+    return sum(grades) / len(grades) if grades else NAN
