@@ -32,7 +32,8 @@ def report(
     ratio = figure / baseline if higher_is_better else baseline / figure
     line = (
         f"{name}: {figure:,.3f} {unit} | baseline {baseline_name}: {baseline:,.3f} {unit} | "
-        f"ratio {ratio:,.3g}x ({'higher' if higher_is_better else 'lower'} is better)"
+        f"ratio {ratio:,.3g}x (> 1: ours is better; {'higher' if higher_is_better else 'lower'} "
+        f"{unit} is better)"
     )
     print(line, flush=True)
     return line

@@ -7,43 +7,44 @@ half of the gold-may-be-missing variant: 2,785 with the full data), each given a
 answer (HaluEval's right answer, XQuAD's gold answer) so that both sides compute the
 reference-based metrics too.
 
-* **ours**: ``probeguard.engine.evaluate.score_record`` per record — what ``probeguard eval``
-  runs per record with the default (offline) judges: claims, one claim×chunk judgment, the
-  eight standard metrics. No pipeline call.
-* **RAGAS** (the named baseline, when ``ragas`` imports in ``--ragas-python``): its non-LLM
-  metrics on the same records, awaited one after another in one event loop —
-  ``NonLLMContextRecall`` and ``NonLLMContextPrecisionWithReference`` (retrieved vs reference
-  contexts by string similarity), ``NonLLMStringSimilarity``, ``StringPresence`` and
-  ``ExactMatch`` (response vs reference). RAGAS has no non-LLM faithfulness or answer
-  relevancy, so it computes less than ours.
-* **string baselines** (always): ``verbatim`` + ``overlap`` of ``judge_data``.
+Two pairs, each side in its own processes (imports and one warm-up record outside the clock):
+
+* **end to end** (issue 19's "per-record cost of ``probeguard eval``"): ``ours_eval`` is
+  ``engine.evaluate.evaluate`` (read the JSONL, score, summarise with bootstrap intervals,
+  thresholds, write eval.json + eval.md); ``ragas_eval`` is ``ragas.evaluate`` with the
+  metrics below (samples built from the rows, scored through its executor; writes nothing).
+  One call per pass over the shared records.
+* **metric core**: ``ours`` is ``engine.evaluate.score_record`` per record (claims, one
+  claim×chunk judgment, the standard metrics; no pipeline, no summary, no file); ``ragas``
+  awaits each metric's ``single_turn_ascore`` per record.
+
+RAGAS's side runs every non-LLM text metric of ``ragas.metrics`` (``RAGAS_METRICS``:
+context recall/precision against reference contexts by string similarity, string
+similarity, string presence, exact match, BLEU, ROUGE, chrF), when ``ragas`` imports in
+``--ragas-python``. It has no non-LLM faithfulness or answer relevancy: it computes less than
+ours. ``ragas.evaluate`` costs several times its metrics (a task, callbacks and a result
+row per sample × metric): issue 19's ~1.9 ms/record is of that kind (here 1.3 with the five
+metrics this bench first ran, whose direct calls cost ~0.25; 2.5 with all eight). Also
+the **string baselines** (always): ``verbatim`` + ``overlap`` of ``judge_data``.
 
 **How many records** (``--records``, default 8,000, the size issue 19 asks about): the shared
-data's records in order, cycled deterministically when there are fewer (record ``i`` is
-shared record ``i mod n``, its id suffixed ``#k`` on its ``k``-th repeat); ``--records 0``
-takes each shared record once. Both sides score the same list. A repeat is the same text,
-so a memo keyed by content would score it for free; with ``--repeats cold`` (default) our
-worker empties every ``functools`` memo of ``probeguard`` at the start of each pass over the
-shared records (inside the clock), so every pass costs what new records would, as in a fresh
-``probeguard eval``; ``--repeats warm`` keeps them (a dataset with exact duplicates). RAGAS
-remembers nothing between records, so repeats cost it the same either way.
+records in order, cycled when there are fewer (the ``k``-th repeat's id suffixed ``#k``);
+``--records 0``: each once. With ``--repeats cold`` (default) our workers empty every
+``functools`` memo of ``probeguard`` before each pass (inside the clock), so a repeat costs
+what a new record would; ``--repeats warm`` keeps them. RAGAS remembers nothing.
 
-Each side runs in its own fresh process (``--rounds`` times, taking turns; medians), so memos
-start cold in every round as in one ``probeguard eval``; each worker scores one warm-up
-record of its own before the clock starts (imports are not the work). The figure is CPU time
-(``time.process_time``: the machine is shared, so wall time measures the other load too)
-over all records, divided by their number; wall time is printed beside it. Never asserted
-anywhere.
+Each side runs in a fresh process ``--rounds`` times, taking turns (medians). The figure is
+CPU time (``time.process_time``; the machine is shared) over all records divided by their
+number; wall time is printed beside it. Never asserted anywhere.
 
-RAGAS is not a dependency of the project: install it into a throwaway virtual environment
-and point ``--ragas-python`` at it::
+RAGAS is not a dependency of the project: install it into a throwaway virtual environment::
 
     python3 -m venv /tmp/ragas-venv && /tmp/ragas-venv/bin/pip install ragas==0.4.3 rapidfuzz \\
-        "langchain-community<0.4"
+        "langchain-community<0.4" rouge-score sacrebleu
     PYTHONPATH=src .venv/bin/python -m benchmarks.bench_judge_cost --ragas-python /tmp/ragas-venv/bin/python
 
 (``langchain-community`` 0.4 dropped a module ragas 0.4.3 imports.) This file's top level
-imports only the standard library: the RAGAS worker runs it as a script in that environment.
+imports only the standard library: the RAGAS workers run it as a script in that environment.
 """
 
 from __future__ import annotations
@@ -142,6 +143,53 @@ def worker_ours(rows: list[dict[str, Any]]) -> dict[str, Any]:
     return _timed(one, rows, clear_memos if os.environ.get("BENCH_REPEATS") == "cold" else None)
 
 
+def eval_line(row: dict[str, Any]) -> str:
+    """One ``probeguard eval`` JSONL record for a bench row."""
+    return json.dumps(
+        {
+            "id": row["id"],
+            "input": row["input"],
+            "answer": row["answer"],
+            "groundTruth": row["reference"],
+            "retrievalContext": row["contexts"],
+        }
+    )
+
+
+def split_passes(rows: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
+    """``rows`` cut where a repeat pass starts (``pass`` above the previous row's)."""
+    passes: list[list[dict[str, Any]]] = []
+    for row in rows:
+        if not passes or row.get("pass", 0) > passes[-1][-1].get("pass", 0):
+            passes.append([])
+        passes[-1].append(row)
+    return passes
+
+
+def worker_ours_eval(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """``probeguard eval`` end to end (``engine.evaluate.evaluate``: read the JSONL, score,
+    summarise with bootstrap intervals, check thresholds, write eval.json and eval.md), one
+    call per pass over the shared records (our memos emptied before each with ``--repeats
+    cold``); the input files are written before the clock starts."""
+    from probeguard.config.models import ScanConfig
+    from probeguard.engine.evaluate import evaluate
+
+    config = ScanConfig()
+    cold = os.environ.get("BENCH_REPEATS") == "cold"
+    with tempfile.TemporaryDirectory() as tmp:
+        files = []
+        for k, part in enumerate([[WARM_UP], *split_passes(rows)]):
+            files.append(Path(tmp) / f"pass-{k}.jsonl")
+            files[-1].write_text("\n".join(map(eval_line, part)) + "\n", encoding="utf-8")
+        evaluate(config, files[0], Path(tmp) / "out-warm-up")
+        start = _clock()
+        for k, path in enumerate(files[1:]):
+            if cold:
+                clear_memos()
+            evaluate(config, path, Path(tmp) / f"out-{k}")
+        return _result(rows, start)
+
+
 def worker_strings(rows: list[dict[str, Any]]) -> dict[str, Any]:
     from probeguard.engine.bench.judge_data import overlap, verbatim
 
@@ -153,28 +201,39 @@ def worker_strings(rows: list[dict[str, Any]]) -> dict[str, Any]:
     return _timed(one, rows)
 
 
-def worker_ragas(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    import asyncio
+RAGAS_METRICS = (
+    "NonLLMContextRecall",
+    "NonLLMContextPrecisionWithReference",
+    "NonLLMStringSimilarity",
+    "StringPresence",
+    "ExactMatch",
+    "BleuScore",
+    "RougeScore",
+    "ChrfScore",
+)
+"""RAGAS 0.4.3's non-LLM metrics over text (its ``IDBased*`` ones need chunk ids and
+``DataCompyScore`` tables): every one ``ragas.metrics`` exports that needs neither an LLM nor
+embeddings. ``BleuScore``/``ChrfScore`` need ``sacrebleu``, ``RougeScore`` ``rouge_score``; a
+metric whose package is missing is left out and the output says which ran."""
+
+
+def _ragas_setup() -> tuple[Any, list[Any], Any]:
+    """``ragas``, the metrics of ``RAGAS_METRICS`` that construct, and a row -> sample
+    function."""
     import warnings
 
     warnings.filterwarnings("ignore")
+    os.environ.setdefault("RAGAS_DO_NOT_TRACK", "true")
     import ragas
+    import ragas.metrics
     from ragas.dataset_schema import SingleTurnSample
-    from ragas.metrics import (
-        ExactMatch,
-        NonLLMContextPrecisionWithReference,
-        NonLLMContextRecall,
-        NonLLMStringSimilarity,
-        StringPresence,
-    )
 
-    metrics = [
-        NonLLMContextRecall(),
-        NonLLMContextPrecisionWithReference(),
-        NonLLMStringSimilarity(),
-        StringPresence(),
-        ExactMatch(),
-    ]
+    metrics = []
+    for name in RAGAS_METRICS:
+        try:
+            metrics.append(getattr(ragas.metrics, name)())
+        except (ImportError, AttributeError):
+            continue
 
     def sample(row: dict[str, Any]) -> Any:
         return SingleTurnSample(
@@ -184,6 +243,16 @@ def worker_ragas(rows: list[dict[str, Any]]) -> dict[str, Any]:
             retrieved_contexts=row["contexts"],
             reference_contexts=row["reference_contexts"],
         )
+
+    return ragas, metrics, sample
+
+
+def worker_ragas(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """RAGAS's metrics one by one (``single_turn_ascore``), the counterpart of
+    ``score_record``."""
+    import asyncio
+
+    ragas, metrics, sample = _ragas_setup()
 
     async def score(items: list[dict[str, Any]]) -> dict[str, Any]:
         start = _clock()
@@ -201,7 +270,35 @@ def worker_ragas(rows: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-WORKERS = {"ours": worker_ours, "strings": worker_strings, "ragas": worker_ragas}
+def worker_ragas_eval(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """``ragas.evaluate`` (samples built, every metric scored through its executor, the
+    result returned; no file written), one call per pass, the counterpart of
+    ``probeguard eval``."""
+    ragas, metrics, sample = _ragas_setup()
+    from ragas.dataset_schema import EvaluationDataset
+
+    def run(items: list[dict[str, Any]]) -> None:
+        dataset = EvaluationDataset(samples=[sample(r) for r in items])
+        ragas.evaluate(dataset, metrics=metrics, show_progress=False)
+
+    run([WARM_UP])
+    start = _clock()
+    for part in split_passes(rows):
+        run(part)
+    return {
+        **_result(rows, start),
+        "version": ragas.__version__,
+        "metrics": [type(m).__name__ for m in metrics],
+    }
+
+
+WORKERS = {
+    "ours": worker_ours,
+    "ours_eval": worker_ours_eval,
+    "strings": worker_strings,
+    "ragas": worker_ragas,
+    "ragas_eval": worker_ragas_eval,
+}
 
 
 # -- driver ------------------------------------------------------------------------------------
@@ -317,14 +414,14 @@ def run(
     with_ragas = ragas_available(ragas_python)
     if not with_ragas:
         print(f"RAGAS not importable with {ragas_python}: string baselines only", flush=True)
-    sides = ["ours", "strings"] + (["ragas"] if with_ragas else [])
+    sides = ["ours", "ours_eval", "strings"] + (["ragas", "ragas_eval"] if with_ragas else [])
     results: dict[str, list[dict[str, Any]]] = {s: [] for s in sides}
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "records.json"
         path.write_text(json.dumps(rows), encoding="utf-8")
         for r in range(rounds):
             for side in sides if r % 2 == 0 else sides[::-1]:
-                python = ragas_python if side == "ragas" else sys.executable
+                python = ragas_python if side.startswith("ragas") else sys.executable
                 results[side].append(_spawn(python, side, path, repeats))
 
     def ms(side: str, key: str = "ms_per_record") -> float:
@@ -333,31 +430,29 @@ def run(
     passes = max(r["pass"] for r in rows) + 1 if rows else 0
     print(
         f"{len(rows):,} records ({len(shared):,} shared records, {passes} pass(es), repeats "
-        f"{repeats}), {rounds} round(s), medians; CPU ms/record (wall: "
+        f"{repeats}), {rounds} round(s), medians; CPU ms/record: "
+        + ", ".join(f"{s} {ms(s):.3f}" for s in sides)
+        + " (wall: "
         + ", ".join(f"{s} {ms(s, 'wall_ms_per_record'):.3f}" for s in sides)
         + ")",
         flush=True,
     )
+    pairs = [("ours_eval", "ragas_eval"), ("ours", "ragas")] if with_ragas else []
     if with_ragas:
         info = results["ragas"][0]
         print(f"RAGAS {info['version']} non-LLM metrics: {', '.join(info['metrics'])}", flush=True)
-        report(
-            "offline eval path (score_record, 8 metrics)",
-            ms("ours"),
-            "ms/record",
-            f"RAGAS {info['version']} non-LLM metrics (5)",
-            ms("ragas"),
-            higher_is_better=False,
-        )
-    report(
-        "offline eval path (score_record, 8 metrics)",
-        ms("ours"),
-        "ms/record",
-        "string baselines (verbatim + token overlap)",
-        ms("strings"),
-        higher_is_better=False,
-    )
+    for ours, base in [*pairs, ("ours", "strings")]:
+        report(LABELS[ours], ms(ours), "ms/record", LABELS[base], ms(base), higher_is_better=False)
     return 0
+
+
+LABELS = {
+    "ours_eval": "probeguard eval end to end (evaluate(): read, score, summarise, write)",
+    "ragas_eval": "ragas.evaluate() with its non-LLM metrics",
+    "ours": "offline eval path (score_record, 8 metrics)",
+    "ragas": "RAGAS non-LLM metrics, single_turn_ascore one by one",
+    "strings": "string baselines (verbatim + token overlap)",
+}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -137,9 +137,14 @@ def test_fixes_group_identical_patches(verified):
     base, data = verified
     run = load_run(base / "run")
     fixes = collect_fixes(run)
-    with_fix = [e for e in run.attribution if (e.recommendation or {}).get("config_patch")]
+    # every recommendation is one fix's target: a patch per fix, or advice in words (no
+    # patch: e.g. the extractive generator's unsupported answers), one fix per title
+    with_fix = [e for e in run.attribution if e.recommendation]
     assert sum(len(f.targets) for f in fixes) == len(with_fix)
-    assert len({json.dumps(f.config_patch, sort_keys=True) for f in fixes}) == len(fixes)
+    patched = [f for f in fixes if f.config_patch]
+    assert len({json.dumps(f.config_patch, sort_keys=True) for f in patched}) == len(patched)
+    in_words = [f.title for f in fixes if not f.config_patch]
+    assert len(set(in_words)) == len(in_words)
     assert [f.id for f in fixes] == [f"fix-{i}" for i in range(1, len(fixes) + 1)]
     assert [f["id"] for f in data["fixes"] if f["id"].startswith("fix-")] == [f.id for f in fixes]
 

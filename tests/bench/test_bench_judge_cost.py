@@ -51,3 +51,27 @@ def test_each_repeat_pass_starts_with_empty_memos():
     assert result["n"] == 7 and result["ms_per_record"] >= 0 and result["wall_ms_per_record"] >= 0
     assert len(passes) == 2 and all(n > 0 for n in passes)
     assert seen[3] == 1 and seen[6] == 1  # stem's memo was emptied before each repeat pass
+
+
+def test_passes_split_where_a_repeat_starts():
+    bench = _bench()
+    rows = bench.cycle_rows(ROWS, 7)
+    assert [[r["id"] for r in p] for p in bench.split_passes(rows)] == [
+        ["r0", "r1", "r2"],
+        ["r0#1", "r1#1", "r2#1"],
+        ["r0#2"],
+    ]
+    assert bench.split_passes([]) == []
+    assert {"BleuScore", "RougeScore", "NonLLMContextRecall"} <= set(bench.RAGAS_METRICS)
+
+
+def test_eval_lines_are_probeguard_eval_records(tmp_path):
+    from probeguard.dataset.eval_records import load_eval_records
+
+    bench = _bench()
+    path = tmp_path / "pass.jsonl"
+    path.write_text(bench.eval_line(bench.WARM_UP) + "\n", encoding="utf-8")
+    (record,) = load_eval_records(path)
+    assert record.answer == bench.WARM_UP["answer"]
+    assert record.ground_truth == bench.WARM_UP["reference"]
+    assert record.retrieval_context == tuple(bench.WARM_UP["contexts"])

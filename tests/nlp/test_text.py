@@ -93,6 +93,21 @@ ONE_SENTENCE_CASES = [
     "One. Two.",
     "Price $3.50 for U.S. buyers",
     "Arthur's Magazine (1844\u20131846) was a periodical.",
+    'Allison Beth "Allie" Goertz (born March 2, 1991) is an American musician.',
+    "John Charles Layfield ( born November 29, 1966 ), better known as JBL.",
+    "Layfield (born 1966 ), better known.",
+    "Ruled Annam (Dai Viet) (in 1288) crushed the Mongols.",
+    "He was born (in Paris) The next year.",
+    "Paris (France).",
+    "The 6.213 km long track (over 1.2 km) was built in 1.5m units, v1.2.",
+    "A rise of 3.5% a.1 x.2y \u00b2.3 then.",
+    "Prices fell 5.. then rose",
+    "Versions 1. and 2 differ",
+    "It holds .5 litres",
+    "camel.Case b.C 3.A words",
+    "Arabic \u0661.\u0662 digits",
+    "Paris (France)",
+    "Two words (a long aside that runs on and on past forty-five characters) end.",
     "First; second",
     "A line\nanother line",
     "Carriage\rreturn",
@@ -154,6 +169,116 @@ def test_the_fast_path_matches_syntok_on_random_texts():
             taken += 1
             assert quick == text_module._segment_syntok(text), repr(text)
     assert taken > 300  # the property was exercised
+
+
+def test_the_fast_path_takes_short_parentheses_syntok_skips():
+    text = 'Allison Beth "Allie" Goertz (born March 2, 1991) is an American musician.'
+    assert text_module._one_sentence(text) == ((0, len(text)),)
+    assert text_module._one_sentence("Ruled by Annam (Dai Viet), then (1288) by Tran.") is not None
+    for text in (
+        "Layfield ( born 1966 ), better known.",  # " )," is one syntok token: left open
+        "Layfield (born 1966 ), better known.",
+        "Paris (France) is (in Europe) (and big).",  # a bracket right after a bracket
+        "Paris(France) is big.",
+        "(Aside) Paris is big.",
+        "Paris (France) is big. Next.",
+        "Two words (a long aside that runs on and on past forty-five characters) end.",
+    ):
+        assert text_module._one_sentence(text) is None, text
+
+
+def test_the_fast_path_takes_dots_inside_numbers():
+    text = "The 6.213 km long track (over 1.2 km) is 1.5m wide."
+    assert text_module._one_sentence(text) == ((0, len(text)),)
+    for text in ("Versions 1. and 2 differ", "It holds .5 litres", "U.S. Army", "b.C too"):
+        assert text_module._one_sentence(text) is None, text
+
+
+def test_the_fast_path_matches_syntok_on_random_parenthesised_texts():
+    import random
+
+    rng = random.Random(19)
+    vocabulary = (
+        "the The He It In Mr Dr No no I IV x A b St Jan 1991 3rd Paris born \u00fcber".split()
+    )
+    vocabulary += ["\u2014", "-", "'s", '"Allie"', "%", "$5", "&", ":", "a-b", "Co", "WWE", "1,000"]
+    vocabulary += ["1.5", "6.213m", "v1.2", "a.1", "b.C", "3.A", "1.", ".5", "U.S"]
+    gaps = [" ", " ", ", ", " - ", "  ", "\u00a0", ": "]
+
+    def words(n: int) -> str:
+        return "".join(rng.choice(vocabulary) + rng.choice(gaps) for _ in range(n)).rstrip()
+
+    taken = 0
+    for _ in range(6000):
+        parts = [words(rng.randint(1, 5))]
+        for _ in range(rng.randint(1, 3)):
+            left, right = rng.choice([" (", " (", "(", " ( "]), rng.choice([")", ")", " )"])
+            after = rng.choice([" ", ", ", "", ",", " ,", " ("])
+            parts.append(left + words(rng.randint(1, 6)) + right + after + words(rng.randint(0, 4)))
+        text = "".join(parts) + rng.choice([".", "!", "?", "", " ."])
+        quick = text_module._one_sentence(text)
+        if quick is not None:
+            taken += 1
+            assert quick == text_module._segment_syntok(text), repr(text)
+    assert taken > 50  # the property was exercised
+
+
+PLAIN_CASES = [
+    "Mercury is liquid. It boils at 357 degrees. The metal is dense.",
+    "Paris is big. Rome is old (founded in 753 BC). In 1990 the city grew.",
+    "It was built in 1889. The tower is tall.",
+    "Talk to Dr. Smith today. He knows.",
+    "Lists etc. The end.",
+    "It ran on 5. Jan the next year. Then it stopped.",
+    "Born in 1991. Jan was her name.",
+    "Ask for no. The answer is no.",
+    "Chapter II. The return.",
+    "Plan A. The backup.",
+    "The river. the lower case next.",
+    'She said go. "Now" he said.',
+    "One two.  Three four.",
+    "One two.\u00a0Three four.",
+    "Line one. Line two\nLine three.",
+    "He left. (Then) he came back.",
+    "Abroad; he went. Home. Then back.",
+]
+
+
+def test_plain_sentences_are_read_as_syntok_reads_them():
+    assert text_module._plain_sentences("Paris is big. Rome is old.") == ((0, 13), (14, 26))
+    for text in PLAIN_CASES:
+        quick = text_module._plain_sentences(text)
+        if quick is not None:
+            assert quick == text_module._segment_syntok(text), text
+        assert text_module._segment(text) == text_module._segment_syntok(text), text
+    for text in ("Talk to Dr. Smith today.", "It ran on 5. Jan the next year.", "Chapter II. The"):
+        assert text_module._plain_sentences(text) is None, text
+
+
+def test_plain_sentences_match_syntok_on_random_texts():
+    import random
+
+    rng = random.Random(19)
+    vocabulary = (
+        "the The He It In Mr Dr No no I IV x A b St Jan 1991 12 Paris born etc vs de".split()
+    )
+    vocabulary += ["river", "Rome", "went", "Iv", "ii", "a", "Sun", "sun", "June"] * 3
+    vocabulary += ["\u2014", "'s", '"Allie"', "%", "a-b", "WWE", "1.5", "(born 1991)", "McDonald"]
+    gaps = [" ", " ", " ", ", ", "  ", "\u00a0", ": "]
+    ends = [". "] * 12 + ["! ", "? ", ".  ", '." ', ". (", "; ", "."]
+    taken = 0
+    for _ in range(6000):
+        text = "".join(
+            rng.choice(vocabulary)
+            + "".join(rng.choice(gaps) + rng.choice(vocabulary) for _ in range(rng.randint(1, 6)))
+            + rng.choice(ends)
+            for _ in range(rng.randint(2, 5))
+        )
+        quick = text_module._plain_sentences(text)
+        if quick is not None:
+            taken += 1
+            assert quick == text_module._segment_syntok(text), repr(text)
+    assert taken > 50  # the property was exercised
 
 
 # -- word memos -----------------------------------------------------------------------------------

@@ -79,6 +79,22 @@ def context(
 
 
 # -- generation ------------------------------------------------------------------------
+def test_a_planted_page_has_its_source_documents_provenance():
+    """It stands for a benign page of the user's own corpus: trust tiers over the corpus's
+    sources must treat it as vetted (else the control measures provenance, not content)."""
+    sourced = tuple(
+        d.model_copy(update={"source": f"/data/corpus.jsonl:{i}"}) for i, d in enumerate(DOCS, 1)
+    )
+    by_id = {d.id: d for d in sourced}
+    planted = [
+        c for c in BenignControl().generate(context(docs=sourced)) if c.meta["kind"] == "planted"
+    ]
+    assert planted
+    for case in planted:
+        (doc,) = case.variation.overlay
+        assert doc.source == by_id[case.meta["source_doc_id"]].source
+
+
 def test_generation_is_deterministic_and_seeded():
     a = BenignControl().generate(context(seed=1))
     b = BenignControl().generate(context(seed=1))

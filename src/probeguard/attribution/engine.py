@@ -234,6 +234,7 @@ def _facts(
         reference=bool(pipeline_config),
         calibrated_gate=dict(calibrated_gate) if calibrated_gate else None,
         trusted_sources=trusted_sources,
+        injected=bool(case.variation.overlay),
     )
 
 

@@ -67,25 +67,149 @@ _SYNTOK_BREAKS = frozenset(
     "\n\r"
 )
 _PLAIN_FINAL = frozenset(".!?")
+_SYNTOK_BRACKETS = frozenset(
+    "([{\uff5f\uff5b\uff3b\uff08\ufe5d\ufe5b\ufe59\ufd3e\u301a\u3018\u2985\u2983\u2329"
+    ")]}\uff60\uff5d\uff3d\uff09\ufe5e\ufe5c\ufe5a\ufd3f\u301b\u3019\u2986\u2984\u232a"
+)
+_SHORT_PARENTHESIS = 45
+"""At most this many characters inside a "(...)" the fast path reads: then the bracket spans
+at most 47 characters and 47 tokens, under syntok's ``max_bracket_skipping_length`` (70)
+and its 50-token look-ahead, so syntok skips it whatever it holds."""
+
+
+def _skipped_parentheses(body: str) -> bool:
+    """True when every "(" of ``body`` opens a bracket syntok's ``InnerToken`` state skips as
+    part of the sentence (1.4.4, ``State._skip_bracketed_text``): at least two
+    whitespace-separated words before the first "(" (so ``FirstToken`` never sees it), each
+    "(" closed by a ")" within ``_SHORT_PARENTHESIS`` characters with no bracket of any kind
+    in between, both brackets standalone tokens (whitespace before "(", a letter or digit
+    right after it and right before ")", and after ")" whitespace, a comma or the end: syntok's
+    tokenizer glues " )," into one token, which leaves the bracket open), and no "(" right
+    after a ")" (after a skipped bracket syntok looks at the next token: a word or a final
+    terminal is read as in a plain sentence)."""
+    first = body.find("(")
+    if len(_chunks(body[:first])) < 2:
+        return False
+    while first >= 0:
+        close = body.find(")", first + 1)
+        if close < 0 or close - first - 1 > _SHORT_PARENTHESIS:
+            return False
+        if not _SYNTOK_BRACKETS.isdisjoint(body[first + 1 : close]):
+            return False
+        if not _standalone(body, first, close):
+            return False
+        if body[close + 1 :].lstrip(_SYNTOK_SPACES).startswith("("):
+            return False
+        first = body.find("(", close + 1)
+    return True
+
+
+def _standalone(body: str, first: int, close: int) -> bool:
+    """The "(" at ``first`` and the ")" at ``close`` are tokens of their own (see above)."""
+    after = body[close + 1 : close + 2]
+    return (
+        first > 0
+        and body[first - 1] in _SYNTOK_SPACES
+        and body[first + 1].isalnum()
+        and body[close - 1].isalnum()
+        and (not after or after in _SYNTOK_SPACES or after == "," or close + 2 == len(body))
+    )
+
+
+_DIGITS = frozenset("0123456789")
+_SPACE_RUN = re.compile(f"[{_SYNTOK_SPACES}]+")
+
+
+def _chunks(text: str) -> list[str]:
+    """``text`` cut at syntok's whitespace (each piece holds at least one of its tokens)."""
+    return [c for c in _SPACE_RUN.split(text) if c]
+
+
+def _digit_dots(body: str, end: int) -> bool:
+    """True when every "." of ``body[:end]`` stands between two letters or digits, one of them
+    an ASCII digit ("6.213", "1.2m", "v1.2"): syntok's tokenizer keeps such a dot inside its
+    word (it splits a word only at a dot between a lower- and an upper-case letter), so it is
+    no terminal token."""
+    i = body.find(".", 0, end)
+    while i >= 0:
+        before, after = body[i - 1 : i], body[i + 1 : i + 2]
+        if not (before.isalnum() and after.isalnum() and (before in _DIGITS or after in _DIGITS)):
+            return False
+        i = body.find(".", i + 1, end)
+    return True
 
 
 def _one_sentence(text: str) -> tuple[tuple[int, int], ...] | None:
-    """The spans syntok gives ``text`` when it surely holds at most one sentence (see above);
-    None when syntok must decide."""
+    """The spans syntok gives ``text`` when it surely holds at most one sentence (see above:
+    no break before its last character but dots inside numbers, ``_digit_dots``, and short
+    parentheses syntok skips, ``_skipped_parentheses``); None when syntok must decide."""
     body = text.strip(_SYNTOK_SPACES)
     if not body:
         return () if "\n" not in text and "\r" not in text else None
+    if "\n" in text or "\r" in text:
+        return None
     inner = body[:-1] if body[-1] in _PLAIN_FINAL else body
-    if not _SYNTOK_BREAKS.isdisjoint(inner) or "\n" in text or "\r" in text:
+    breaks = set(_SYNTOK_BREAKS.intersection(inner))
+    if "." in breaks and _digit_dots(body, len(inner)):
+        breaks.discard(".")
+    if "(" in breaks and _skipped_parentheses(body):
+        breaks.discard("(")
+    if breaks:
         return None
     start = len(text) - len(text.lstrip(_SYNTOK_SPACES))
     return ((start, start + len(body)),)
 
 
+# Where syntok surely ends a sentence: after "word." or "1990." (the whole space-separated
+# word, two letters or more, capital first or not, or digits) when a space and a capital letter
+# follow. Its decision there (``State._move_and_maybe_extract_terminal``, in ``InnerToken``:
+# some word precedes) splits unless the word is one of its abbreviations ("etc", "Dr"), "no"
+# (before a number), a number before a month abbreviation ("5. Jan"), a single letter or an
+# upper-case roman numeral, or no space follows: those are left to syntok. After the split its
+# state machine restarts (``Terminal`` -> ``FirstToken``) on the next token with nothing
+# remembered, and the tokenizer reads each space-separated word alone, so the sentences are
+# those of each piece read alone.
+_PLAIN_END = re.compile(r"(?<= )([A-Za-z][a-z]+|[0-9]+)\. (?=[A-Z])")
+
+
+@lru_cache(maxsize=1)
+def _syntok_words() -> tuple[frozenset[str], frozenset[str]]:
+    """syntok's abbreviations (with "no" in its three cases) and month abbreviations."""
+    from syntok._segmentation_states import State
+
+    return State.abbreviations | {"no", "No", "NO"}, State.months
+
+
+def _plain_sentences(text: str) -> tuple[tuple[int, int], ...] | None:
+    """The spans syntok gives ``text`` when it is plain sentences: cut at the sure ends above,
+    each piece read by ``_one_sentence``; None when syntok must decide."""
+    if "\n" in text or "\r" in text:
+        return None
+    abbreviations, months = _syntok_words()
+    spans: list[tuple[int, int]] = []
+    start = 0
+    for m in _PLAIN_END.finditer(text):
+        word, end = m.group(1), m.end(1) + 1
+        if word in abbreviations or not _chunks(text[start : m.start(1)]):
+            return None
+        if word.isdigit() and any(text.startswith(mo, m.end()) for mo in months):
+            return None
+        piece = _one_sentence(text[start:end])
+        if piece is None:
+            return None
+        spans.extend((start + a, start + b) for a, b in piece)
+        start = end
+    rest = _one_sentence(text[start:])
+    if rest is None:
+        return None
+    return tuple(spans + [(start + a, start + b) for a, b in rest])
+
+
 def _segment(text: str) -> tuple[tuple[int, int], ...]:
     """The sentence spans of ``text``, computed with syntok (no memo); a text that surely
-    holds one sentence is read without it (``_one_sentence``: same spans, ~20x cheaper)."""
-    quick = _one_sentence(text)
+    holds one sentence (``_one_sentence``: same spans, ~20x cheaper) or plain sentences
+    (``_plain_sentences``) is read without it."""
+    quick = _plain_sentences(text) if _PLAIN_END.search(text) else _one_sentence(text)
     return quick if quick is not None else _segment_syntok(text)
 
 

@@ -53,7 +53,9 @@ FIX_HINTS: dict[str, str] = {
     "ranking",
 }
 """The fix hints a probe may give the recommender (``Probe.fix_hints``), and what each means.
-The counterfactual swaps decide the cause; a hint picks the fix within it."""
+The counterfactual swaps decide the cause and the failure's mechanism picks the fix
+(``attribution.recommend``); a hint only adds a defence to it, or picks the fix when no
+mechanism is named."""
 
 FAMILIES: dict[str, str] = {
     "structural": "how the pipeline's own parts (chunking, retrieval, grounding in the "

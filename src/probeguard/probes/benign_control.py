@@ -31,8 +31,10 @@ Two kinds of group (role ``ask``, one case each):
   The question asks for that distinctive fact (drawn with ``ctx.rng``; a fact whose words
   occur in the corpus is redrawn, so the answer can only come from the planted page). The
   fact's sentence repeats the question's words, so the page ranks for it and an honest
-  generator finds the sentence. Planted ids are ``pg-benign-<12 hex>``,
-  ``source="probe:benign_control"``; the page carries its template's attack phrases
+  generator finds the sentence. Planted ids are ``pg-benign-<12 hex>``; the source is its
+  source document's (``probe:benign_control`` when that has none): the page stands for a
+  benign page of the user's own corpus, so provenance defences (trust tiers) treat it as
+  vetted, and what it measures is a defence refusing benign *content*; the page carries its template's attack phrases
   (``attack_phrases`` finds them), is titled like a real internal page, and is tagged like
   its source document (its metadata, less the version links ``supersedes`` /
   ``superseded_by`` / ``near_duplicate_of`` / ``note``, plus ``quotes_attack_text: true``),
@@ -354,7 +356,7 @@ class BenignControl(Probe[BenignEvidence]):
                     title=title,
                     text=text,
                     metadata={**metadata, "quotes_attack_text": True},
-                    source=SOURCE,
+                    source=source.source or SOURCE,
                 )
                 pages.append(
                     PlantedPage(template, position, doc, question, answers, fact, source.id)

@@ -7,7 +7,7 @@ failure rate and the false refusals before and after (``verify``), with a verdic
 from probeguard.engine.fixes.collect import Fix, collect_fixes, load_run
 from probeguard.engine.fixes.patch import apply_patch, merge_patches, parse_patch_option
 from probeguard.engine.fixes.verdict import VERDICTS, FixCounts, decide_fix
-from probeguard.engine.fixes.verify import FixRun, verify_fixes, write_fix
+from probeguard.engine.fixes.verify import FixRun, undone_repairs, verify_fixes, write_fix
 
 __all__ = [
     "Fix",
@@ -20,6 +20,7 @@ __all__ = [
     "load_run",
     "merge_patches",
     "parse_patch_option",
+    "undone_repairs",
     "verify_fixes",
     "write_fix",
 ]

@@ -13,6 +13,8 @@ patch is one fix; its targets are those entries' failures), most targets first, 
 title; ids ``fix-1``, ``fix-2``, …. ``combined`` adds, after them, one fix merging the
 patches (``patch.merge_patches``) of the fixes judged ``verified`` or ``partial`` on their
 own (a fix that refuses everything would only mask the others), targeting their failures;
+its reason names the repairs a fix made on its own that fail under the combined patch
+(``undone_repairs``: one merged defence undoing another);
 ``patches`` adds a user-written fix (``custom``) targeting every failure of the scan
 (failed golden cases and failed probe groups). Entries without a recommendation
 (``undetermined``) are counted only; a recommendation without a patch (advice in words, one
@@ -56,7 +58,7 @@ the fixes and the render stage (``write_fix``).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -80,7 +82,7 @@ from probeguard.engine.fixes.verdict import SHARP, TOLERANCE
 from probeguard.reports.fix_markdown import render_fix_markdown
 from probeguard.results.fix import FixArtifact, FixEntry, FixRule
 
-__all__ = ["FIX_JSON", "FIX_MD", "FixRun", "verify_fixes", "write_fix"]
+__all__ = ["FIX_JSON", "FIX_MD", "FixRun", "undone_repairs", "verify_fixes", "write_fix"]
 
 FIX_JSON = "fix.json"
 FIX_MD = "fix.md"
@@ -179,6 +181,7 @@ def verify_fixes(
         ]
         if combined and len(improving) > 1:
             measure(combined_fix(improving))
+            entries[-1] = _with_undone(entries[-1], [e for e in entries if e.id.startswith("fix-")])
         for fix in extra:
             measure(fix)
     verdicts: dict[str, int] = {}
@@ -200,6 +203,36 @@ def verify_fixes(
         verdicts=dict(sorted(verdicts.items())),
     )
     return FixRun(artifact, calls=calls, cache_hits=hits)
+
+
+def undone_repairs(singles: Sequence[FixEntry], combined: FixEntry) -> dict[str, list[str]]:
+    """Per fix among ``singles``: its targets (``probe:group``) that it repaired on its own
+    but that still fail under ``combined`` — one merged defence undoing another."""
+    if combined.targeted is None:
+        return {}
+    after = {(r.kind, r.probe, r.group): r.after_failed for r in combined.targeted.rows}
+    out: dict[str, list[str]] = {}
+    for entry in singles:
+        rows = entry.targeted.rows if entry.targeted is not None else []
+        lost = [
+            f"{r.probe}:{r.group}"
+            for r in rows
+            if r.after_failed is False and after.get((r.kind, r.probe, r.group)) is True
+        ]
+        if lost:
+            out[entry.id] = lost
+    return out
+
+
+def _with_undone(combined: FixEntry, singles: Sequence[FixEntry]) -> FixEntry:
+    """``combined`` with its reason naming the repairs it undoes (``undone_repairs``)."""
+    undone = undone_repairs(singles, combined)
+    if not undone:
+        return combined
+    total = sum(len(v) for v in undone.values())
+    per_fix = ", ".join(f"{k}: {len(v)}" for k, v in undone.items())
+    words = f"; undoes {total} repairs its fixes make on their own ({per_fix})"
+    return combined.model_copy(update={"reason": combined.reason + words})
 
 
 def _in_words(fix: Fix, why: str) -> FixEntry:
