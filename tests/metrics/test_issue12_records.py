@@ -69,7 +69,11 @@ def test_support_score_grades_unsupported_claims_and_keeps_one_for_supported():
     near = judge.judge(["The museum opened in the old customs house of Oslo."], [chunk])
     far = judge.judge(["Penguins migrate south every winter."], [chunk])
     assert support_score(full) == 1.0
-    assert support_score(far) == 0.0 < support_score(near) < 1.0
+    assert support_score(far) == 0.0 < support_score(near) < 0.9
+    # a claim stated word for word ranks above one whose words are three quarters there
+    partial = judge.judge(["The museum opened in the old warehouse."], [chunk])
+    assert partial.claim_labels() == ["supported"]
+    assert 0.9 <= support_score(partial) < support_score(full)
 
 
 def test_support_score_without_graded_cells_follows_the_labels():

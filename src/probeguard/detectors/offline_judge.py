@@ -137,10 +137,11 @@ opposite polarity, the polarity, name-order, comparison, "both" and answer-word 
 over its sentences. Question-anchored claims are judged one sentence at a time.
 
 **Graded support** (``Verdict.support``, read by ``metrics.judged.support_score``, so that
-a score can rank claims rather than only count verdicts): 1 for a supported cell, 0 for a
-contradicted one, and for an unsupported one ``UNSUPPORTED_GRADE``·max(best ``cov``,
-``set_coverage`` of its spread group) with ``UNSUPPORTED_GRADE`` = 0.9, so below every
-supported cell.
+a score can rank claims rather than only count verdicts): for a supported cell
+``0.9 + 0.1·cov`` (the deciding sentence's or group's ``cov``: a claim stated word for word
+ranks above one whose words are three quarters there), 0 for a contradicted one, and for
+an unsupported one ``UNSUPPORTED_GRADE``·max(best ``cov``, ``set_coverage`` of its spread
+group) with ``UNSUPPORTED_GRADE`` = 0.9, so no higher than any supported cell.
 
 ``score`` is the deciding sentence's ``cov``. Names are compared as stems, so a name missing
 from the chunk makes a claim unsupported, never contradicted: "We ship to Brazil" against
@@ -190,7 +191,12 @@ from probeguard.detectors.sentences import (
     spread,
     value_words,
 )
-from probeguard.detectors.spread import group_supports, group_verdict
+from probeguard.detectors.spread import (
+    UNSUPPORTED_GRADE,
+    group_supports,
+    group_verdict,
+    supported_grade,
+)
 from probeguard.detectors.value_checks import claim_numbers, date_check, number_check
 from probeguard.nlp.mentions import (
     date_mentions,
@@ -198,10 +204,6 @@ from probeguard.nlp.mentions import (
 from probeguard.nlp.support import support_scores
 
 __all__ = ["UNSUPPORTED_GRADE", "OfflineJudge", "best_sentence"]
-
-UNSUPPORTED_GRADE = 0.9
-"""An unsupported cell's graded support is this times its best coverage (module docstring,
-**Graded support**): below every supported cell's 1."""
 
 
 @lru_cache(maxsize=64)
@@ -411,7 +413,7 @@ class OfflineJudge:
                 f"the sentence holds {cov:.0%} of the claim's words and its "
                 "numbers, dates and names"
                 + ("" if anchor is None else " (the claim anchored by its question's words)"),
-                support=1.0,
+                support=supported_grade(cov),
             )
         if conflict is not None:
             cov, s, why = conflict

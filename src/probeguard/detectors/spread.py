@@ -17,7 +17,25 @@ from probeguard.detectors.sentences import (
 )
 from probeguard.detectors.value_checks import date_check, number_check
 
-__all__ = ["group_supports", "group_verdict"]
+__all__ = [
+    "SUPPORTED_FLOOR",
+    "UNSUPPORTED_GRADE",
+    "group_supports",
+    "group_verdict",
+    "supported_grade",
+]
+
+SUPPORTED_FLOOR = 0.9
+"""A supported cell's graded support is ``SUPPORTED_FLOOR + (1 − SUPPORTED_FLOOR)·cov``
+(``offline_judge`` module docstring, **Graded support**)."""
+UNSUPPORTED_GRADE = 0.9
+"""An unsupported cell's graded support is this times its best coverage: no higher than a
+supported cell's."""
+
+
+def supported_grade(cov: float) -> float:
+    """The graded support of a supported cell whose deciding sentence(s) cover ``cov``."""
+    return round(SUPPORTED_FLOOR + (1.0 - SUPPORTED_FLOOR) * min(cov, 1.0), 4)
 
 
 def group_supports(
@@ -35,7 +53,8 @@ def group_supports(
     own = frozenset().union(*(s.own for s in group))
     held = own | frozenset().union(*(s.inherited for s in group))
     polarity = read_polarity(claim)
-    if set_coverage(terms, group) < support or not claim_names(claim) <= held:
+    names = claim_names(claim)
+    if set_coverage(terms, group) < support or not names <= held or not linked(names, group):
         return False
     if not (number_check(claim, joined)[0] and date_check(claim, joined)[0] and each):
         return False
@@ -46,7 +65,37 @@ def group_supports(
     if compared and not (ordered or (ordered is None and compared <= word_stems(texts))):
         return False
     said = own | (held & borrowed)
-    return not new or len(new & said) >= support * len(new)
+    if new and len(new & said) < support * len(new):
+        return False
+    return not new or binds(frozenset(polarity.predicates), new, group)
+
+
+def linked(names: frozenset[str], group: Sequence[Sentence]) -> bool:
+    """Each sentence of ``group`` is about the same thing as another: it opens with a pronoun
+    (it inherits the sentence before it) or shares a name of the claim with another sentence
+    of the group. Always true for a claim without names. So "The population of Eastoft in
+    2011 was 167,446." (HaluEval, hallucinated) is not supported by "Eastoft is a village
+    ..." and "The population of the Unitary Authority at the 2011 census was 167,446."."""
+    if not names:
+        return True
+    for k, s in enumerate(group):
+        others = frozenset().union(*(t.own for i, t in enumerate(group) if i != k))
+        if not s.inherited and not names & s.own & others:
+            return False
+    return True
+
+
+def binds(predicates: frozenset[str], new: frozenset[str], group: Sequence[Sentence]) -> bool:
+    """The answer's words are stated with the claim's predicate: the sentence of ``group``
+    holding most of ``new`` (ties: the earlier) holds one of the claim's ``predicates``,
+    when the group holds any. So "The ceremony was chaired by François Cluzet." (HaluEval,
+    hallucinated) is not supported by "The ceremony was chaired by Isabelle Mergault."
+    and a later sentence naming Cluzet."""
+    held = predicates & frozenset().union(*(s.own | s.inherited for s in group))
+    if not held:
+        return True
+    lead = max(group, key=lambda s: len(new & (s.own | s.inherited)))
+    return bool(held & (lead.own | lead.inherited))
 
 
 def group_verdict(terms: frozenset[str], ctx: Context, group: Sequence[Sentence]) -> Verdict:
@@ -60,5 +109,5 @@ def group_verdict(terms: frozenset[str], ctx: Context, group: Sequence[Sentence]
         (start, end),
         f"{len(group)} sentences of the chunk together hold {cov:.0%} of the claim's "
         "words and its numbers, dates and names",
-        support=1.0,
+        support=supported_grade(cov),
     )

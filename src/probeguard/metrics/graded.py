@@ -18,12 +18,12 @@ def support_score(judgment: Judgment) -> float:
 
         G = mean over scored claims c of  max over chunks k of  g(c, k)
 
-    with ``g`` the judge's graded support of the cell (``Verdict.support``: the offline
-    judge gives 1 supported, 0 contradicted, and below 1 for unsupported by how much of
-    the claim the chunk's words cover), 0 for a contradicted claim, and, where a judge gives none, 1 for a supported
-    cell and 0 for any other. A claim is scored when its label is not unscored (as in
-    ``faithfulness``); ``G`` = 1 exactly when every scored claim is supported. NaN when no
-    claim was scored."""
+    with ``g`` the judge's graded support of the cell (``Verdict.support``; the offline judge:
+    0.9–1 for a supported cell by how much of the claim the deciding sentences hold, 0.9·cov
+    for an unsupported one, rules in its module docstring) and, where a judge gives none, 1
+    for a supported cell and 0 for any other; a contradicted claim counts 0. A claim is
+    scored when its label is not unscored (as in ``faithfulness``). For a judge that grades
+    nothing ``G`` is ``faithfulness``. NaN when no claim was scored."""
     labels = judgment.claim_labels()
     grades = [
         0.0
