@@ -10,7 +10,10 @@ got) and words holding a digit (numbers are checked by rule). For each sentence 
 ``k`` with stems ``S_j`` and, when it opens with a pronoun, the stems ``P_j`` inherited from the
 sentence before it (one-step anaphora, as in the extractive generator)::
 
-    cov(c, s_j) = (|T ∩ S_j| + 0.75·|T ∩ (P_j − S_j)|) / |T|
+    cov(c, s_j) = (|T ∩ S'_j| + 0.75·|T ∩ (P_j − S'_j)|) / |T|,   S'_j = S_j ∪ extra(T, S_j)
+
+where ``extra`` holds the claim words the sentence states with a synonym or an irregular
+past ("send back" ~ "returned", "won" ~ "win"; ``detectors.synonyms``).
 
 * **about**: ``cov ≥ about`` (default 0.5) — the sentence talks about the claim.
 * **numbers, years and dates** are read the same way in the claim and in ``s_j``:
@@ -145,8 +148,8 @@ group) with ``UNSUPPORTED_GRADE`` = 0.9, so no higher than any supported cell.
 
 ``score`` is the deciding sentence's ``cov``. Names are compared as stems, so a name missing
 from the chunk makes a claim unsupported, never contradicted: "We ship to Brazil" against
-"We ship to Canada" is not a contradiction (both can be true). Paraphrase defeats it
-("send back" vs "return"): it is a lexical judge.
+"We ship to Canada" is not a contradiction (both can be true). Paraphrase beyond the
+synonym table defeats it: it is a lexical judge.
 
 The offline **relevance** of a statement to a question (``OfflineJudge.relevance``, used by
 contextual relevancy) is the extractive generator's idf-weighted support
@@ -228,7 +231,8 @@ class OfflineJudge:
     stated in the sentence; a "both" claim must hold of each thing; a claim's names of
     several words are found, in order, within one name of the sentence; a value answer is
     anchored by the sentences of its own chunk too. 5: up to ``SPREAD`` sentences of one chunk
-    support a claim together (**Spread**); every cell carries a graded ``support``."""
+    support a claim together (**Spread**); every cell carries a graded ``support``; synonyms
+    and irregular pasts count in ``cov``."""
 
     accepts_question = True
     """``judge`` reads the question (question-anchored bare claims, module docstring)."""

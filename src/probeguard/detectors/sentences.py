@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
+from probeguard.detectors.synonyms import synonym_cover
 from probeguard.nlp.mentions import (
     NEGATION_CUES,
     date_mentions,
@@ -124,7 +125,8 @@ def coverage(terms: frozenset[str], sentence: Sentence) -> float:
     nothing on its own (its about-ness must come from its question, ``_anchor``)."""
     if not terms:
         return 0.0
-    return (len(terms & sentence.own) + ANAPHORA * len(terms & sentence.inherited)) / len(terms)
+    own = sentence.own | synonym_cover(terms, sentence.own)
+    return (len(terms & own) + ANAPHORA * len(terms & (sentence.inherited - own))) / len(terms)
 
 
 SPREAD = 3
@@ -137,6 +139,7 @@ def set_coverage(terms: frozenset[str], group: Sequence[Sentence]) -> float:
     if not terms or not group:
         return 0.0
     own = frozenset().union(*(s.own for s in group))
+    own |= synonym_cover(terms, own)
     inherited = frozenset().union(*(s.inherited for s in group)) - own
     return (len(terms & own) + ANAPHORA * len(terms & inherited)) / len(terms)
 

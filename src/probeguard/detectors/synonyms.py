@@ -1,0 +1,71 @@
+"""Synonyms and irregular verb forms for the offline judge's coverage: a claim word the
+sentence lacks is still covered when the sentence says it in other words.
+
+Tables (package data, ``probeguard.nlp.data``, read through ``nlp.paraphrase.lexicon`` and
+``nlp.wordlists``): the general-English synonym table (``synonyms.tsv``: "buy" ~
+"purchase", "return" ~ "send back") and the irregular simple pasts (``irregular_past.tsv``:
+"win" ~ "won", "buy" ~ "bought"), both read in both directions, words stemmed
+(``nlp.stemming.stem``) and content words only. The related-wording table of the retrieval
+probes is not read: "film" ~ "picture" is too loose to support a claim.
+
+**Rule.** With ``T`` the claim's stems and ``S`` a sentence's::
+
+    extra(T, S) = {t ∈ T − S : some alternative A of t has all its stems in S}
+                ∪ {t ∈ P : P ⊆ T − S an alternative phrase of some s ∈ S}
+
+so "send back" (two claim words) is covered by a sentence saying "return", and "return" by
+one saying "send back". Each lookup is a dictionary probe per uncovered claim word and per
+sentence word that heads a phrase: linear in the words, no pairwise search.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from functools import cache, lru_cache
+
+from probeguard.nlp.paraphrase.lexicon import PAST, tables
+from probeguard.nlp.stemming import stem
+from probeguard.nlp.text import content_words
+
+__all__ = ["alternatives", "synonym_cover"]
+
+
+def _stems(phrase: str) -> frozenset[str]:
+    return frozenset(stem(w) for w in content_words(phrase.replace("*", "")))
+
+
+def _pairs() -> Iterable[tuple[str, str]]:
+    for key, entry in tables()["synonym"].items():
+        for alt in (*entry.any, *entry.noun, *entry.other):
+            yield key, alt
+    yield from PAST.items()
+
+
+@cache
+def alternatives() -> Mapping[str, tuple[frozenset[str], ...]]:
+    """Stem → the stem sets of its alternatives, both directions (module docstring)."""
+    out: dict[str, set[frozenset[str]]] = {}
+    for a, b in _pairs():
+        sa, sb = _stems(a), _stems(b)
+        if not sa or not sb or sa == sb:
+            continue
+        for one, other in ((sa, sb), (sb, sa)):
+            if len(one) == 1:
+                out.setdefault(next(iter(one)), set()).add(other)
+    return {k: tuple(sorted(v, key=sorted)) for k, v in out.items()}
+
+
+@lru_cache(maxsize=65536)
+def synonym_cover(terms: frozenset[str], stems: frozenset[str]) -> frozenset[str]:
+    """``extra(T, S)`` of the module docstring: the claim stems ``terms`` that ``stems``
+    (a sentence's) does not hold but states in other words."""
+    table = alternatives()
+    missing = terms - stems
+    if not missing:
+        return frozenset()
+    out = {t for t in missing if any(alt <= stems for alt in table.get(t, ()))}
+    for s in stems & table.keys():
+        for alt in table[s]:
+            if len(alt) > 1 and alt <= missing:
+                out |= alt
+    return frozenset(out)
