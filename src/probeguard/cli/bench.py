@@ -1,5 +1,5 @@
 """``probeguard bench``: the public benchmarks (HotpotQA, PoisonedRAG, the judge check, the
-judges against human labels)."""
+judges against human labels; SQuAD, RGB and ClapNQ from ``cli.bench_qa``)."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from probeguard.cli.bench_qa import bench_clapnq, bench_rgb, bench_squad
 from probeguard.cli.bench_qasper import bench_qasper
 from probeguard.cli.common import fail, progress_bar
 from probeguard.config.loading import load_config
@@ -30,6 +31,10 @@ __all__ = ["bench"]
 @click.group()
 def bench() -> None:
     """Benchmarks on public data."""
+
+
+for _command in (bench_squad, bench_rgb, bench_clapnq):
+    bench.add_command(_command)
 
 
 @bench.command(name="hotpotqa")

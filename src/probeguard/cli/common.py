@@ -11,7 +11,7 @@ import click
 
 from probeguard.config.loading import load_config
 
-__all__ = ["fail", "progress_bar", "scan_config", "scan_options"]
+__all__ = ["fail", "gate_options", "progress_bar", "scan_config", "scan_options"]
 
 
 def fail(message: str) -> None:
@@ -70,6 +70,38 @@ _SCAN_OPTIONS = [
 
 def scan_options(func: Any) -> Any:
     for option in reversed(_SCAN_OPTIONS):
+        func = option(func)
+    return func
+
+
+_GATE_OPTIONS = [
+    click.option(
+        "--baseline",
+        type=click.Path(path_type=Path),
+        help="An approved run (directory or run.json) to compare with and gate against.",
+    ),
+    click.option(
+        "--gate",
+        "gate_path",
+        type=click.Path(dir_okay=False, path_type=Path),
+        help="A YAML gate policy (its top level, or a config file's gate: section).",
+    ),
+    click.option(
+        "--max-error-rate",
+        type=float,
+        help="Above this share of errored cases the run is incomplete (exit 3).",
+    ),
+    click.option(
+        "--allow-different-corpus",
+        is_flag=True,
+        help="Compare with a baseline whose corpus fingerprint differs.",
+    ),
+]
+
+
+def gate_options(func: Any) -> Any:
+    """The release gate's options of ``scan``."""
+    for option in reversed(_GATE_OPTIONS):
         func = option(func)
     return func
 

@@ -14,7 +14,8 @@ import click
 
 from probeguard._version import __version__
 from probeguard.cli.bench import bench
-from probeguard.cli.common import fail, progress_bar, scan_config, scan_options
+from probeguard.cli.common import fail, gate_options, progress_bar, scan_config, scan_options
+from probeguard.cli.gate import compare_command, gate_after_scan, gate_policy
 from probeguard.config.loading import load_config, locate_in_file
 from probeguard.core.errors import InputError, ProbeGuardError
 from probeguard.engine.evaluate import evaluate
@@ -46,6 +47,7 @@ def cli(verbose: int) -> None:
     help="Run directory (default: runs/demo with --demo, else runs/latest).",
 )
 @click.option("--resume", is_flag=True, help="Skip the cases an interrupted run finished.")
+@gate_options
 def scan(
     demo: bool,
     config_path: Path | None,
@@ -56,12 +58,20 @@ def scan(
     no_cache: bool,
     cache_dir: Path | None,
     no_progress: bool,
+    baseline: Path | None,
+    gate_path: Path | None,
+    max_error_rate: float | None,
+    allow_different_corpus: bool,
 ) -> None:
-    """Run a scan and write run.jsonl, run.json and report.md."""
+    """Run a scan and write run.jsonl, run.json and report.md. With --baseline RUN, compare
+    with that run and gate (OUT/compare/); with --gate FILE (or gate: in the config), apply
+    the gate's limits. Exit 0 pass, 1 gate failed, 2 bad input, 3 run incomplete (every
+    case errored, or errors above --max-error-rate)."""
 
     out = out_dir or Path("runs/demo" if demo else "runs/latest")
     try:
         config = scan_config(demo, config_path, seed, concurrency, no_cache, cache_dir)
+        policy = gate_policy(config, gate_path, max_error_rate)
         with progress_bar(disabled=no_progress) as progress:
             result = run_scan(config, out, resume=resume, progress=progress)
     except ProbeGuardError as exc:
@@ -109,6 +119,20 @@ def scan(
             click.echo(f"  mechanisms: {mechanisms}")
     click.echo(f"report: {result.report_path}")
     click.echo(f"run log: {result.run_path}")
+    try:
+        code = gate_after_scan(
+            result.run,
+            result.out_dir,
+            policy=policy,
+            baseline=baseline,
+            gated=gate_path is not None or config.gate is not None,
+            allow_different_corpus=allow_different_corpus,
+        )
+    except ProbeGuardError as exc:
+        fail(str(exc))
+        return
+    if code:
+        sys.exit(code)
 
 
 @cli.command(name="list")
@@ -396,12 +420,15 @@ def fix_command(
 def schema(kind: str) -> None:
     """Print the JSON schema of an artefact: run (run.json, the default), eval (eval.json),
     fix (fix.json), sweep (comparison.json), bench (bench poisonedrag's bench.json),
-    bench-judge (bench judge's bench.json) or bench-judges (bench judges' bench.json)."""
+    bench-judge (bench judge's bench.json), bench-judges (bench judges' bench.json),
+    bench-qasper, bench-squad, bench-rgb, bench-clapnq (those benches' bench.json) or compare
+    (compare.json)."""
 
     click.echo(json.dumps(json_schema(kind), indent=2, sort_keys=True))
 
 
 cli.add_command(bench)
+cli.add_command(compare_command)
 
 
 def main() -> None:

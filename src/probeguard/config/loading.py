@@ -16,6 +16,7 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
+from probeguard.config.gate import GatePolicy
 from probeguard.config.models import ScanConfig
 from probeguard.core.errors import InputError
 
@@ -160,3 +161,20 @@ def _resolve_relative_paths(data: dict[str, Any], base: Path) -> None:
             value = corpus.get(key)
             if isinstance(value, str) and not Path(value).is_absolute():
                 corpus[key] = str((base / value).resolve())
+
+
+def load_gate_policy(path: str | Path) -> GatePolicy:
+    """The gate policy in a YAML file (its top level, or its ``gate:`` key). ``InputError``
+    names the file, the line and the field of the first invalid setting."""
+    data: Any = read_config_file(path)
+    prefix: tuple[str, ...] = ()
+    if "gate" in data:
+        data, prefix = data["gate"] or {}, ("gate",)
+    try:
+        return GatePolicy.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        loc = prefix + tuple(str(p) for p in err["loc"])
+        lines = _key_lines(Path(path).read_text(encoding="utf-8"))
+        line = next((lines[loc[:c]] for c in range(len(loc), 0, -1) if loc[:c] in lines), None)
+        raise InputError(err["msg"], file=str(path), line=line, field=".".join(loc)) from None

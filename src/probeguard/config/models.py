@@ -13,6 +13,7 @@ from typing import Any
 from pydantic import Field
 
 from probeguard.attribution.config import AttributionConfig
+from probeguard.config.gate import GatePolicy
 from probeguard.core.config import StrictModel
 from probeguard.corpus.config import CorpusConfig
 from probeguard.detectors.config import JudgeConfig
@@ -39,6 +40,9 @@ class ScanConfig(StrictModel):
     eval: EvalConfig = Field(default_factory=EvalConfig)
     attribution: AttributionConfig = Field(default_factory=AttributionConfig)
     """The surgeon: counterfactual re-runs of each failure, its cause and fix."""
+    gate: GatePolicy | None = Field(default=None, exclude_if=lambda v: v is None)
+    """The release gate (``config.gate``): applied by ``scan --baseline``/``--gate`` and
+    ``probeguard compare``; None: no gate unless one is given on the command line."""
 
     def recorded(self) -> dict[str, Any]:
         """The config as recorded in the run log (and shown in the report). Header values

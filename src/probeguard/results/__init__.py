@@ -1,6 +1,9 @@
 """The typed results a run saves and the reports render: ``run.json`` (``RunLog``),
 ``eval.json`` (``EvalArtifact``), ``fix.json`` (``FixArtifact``), ``comparison.json``
-(``Comparison``) and ``bench.json`` (``PoisonedRagBench``; ``JudgeBench`` for ``bench judge``, ``JudgesBench`` for ``bench judges``). Each inherits the shared
+(``Comparison``), ``bench.json`` (``PoisonedRagBench``; ``JudgeBench`` for ``bench judge``,
+``JudgesBench`` for ``bench judges``; ``QasperBench``, ``SquadBench``, ``RgbBench``,
+``ClapnqBench`` for ``bench qasper|squad|rgb|clapnq``) and ``compare.json``
+(``CompareArtifact``). Each inherits the shared
 ``core.artifacts.ArtifactHeader``; ``ARTIFACTS`` maps each ``kind`` to its model (what
 ``probeguard schema KIND`` prints).
 
@@ -17,7 +20,9 @@ from pydantic import BaseModel
 
 from probeguard.results.bench import JudgeBench, PoisonedRagBench
 from probeguard.results.bench_judges import JudgesBench
+from probeguard.results.bench_qa import ClapnqBench, RgbBench, SquadBench
 from probeguard.results.bench_qasper import QasperBench
+from probeguard.results.compare import CompareArtifact
 from probeguard.results.eval import EvalArtifact
 from probeguard.results.fix import FixArtifact
 from probeguard.results.run import RunLog, RunSummary, load_run_log
@@ -25,6 +30,8 @@ from probeguard.results.sweep import Comparison
 
 __all__ = [
     "ARTIFACTS",
+    "ClapnqBench",
+    "CompareArtifact",
     "Comparison",
     "EvalArtifact",
     "FixArtifact",
@@ -32,8 +39,10 @@ __all__ = [
     "JudgesBench",
     "PoisonedRagBench",
     "QasperBench",
+    "RgbBench",
     "RunLog",
     "RunSummary",
+    "SquadBench",
     "json_schema",
     "load_run_log",
 ]
@@ -45,8 +54,12 @@ ARTIFACTS: dict[str, type[BaseModel]] = {
     "sweep": Comparison,
     "bench": PoisonedRagBench,
     "bench-judge": JudgeBench,
+    "bench-squad": SquadBench,
+    "bench-rgb": RgbBench,
+    "bench-clapnq": ClapnqBench,
     "bench-qasper": QasperBench,
     "bench-judges": JudgesBench,
+    "compare": CompareArtifact,
 }
 """Artefact kind → its model."""
 

@@ -1,4 +1,5 @@
-"""Statistics: estimates with intervals; binary classification against labels."""
+"""Statistics: estimates with intervals; binary classification against labels; paired tests
+for baseline-vs-candidate runs."""
 
 from probeguard.core.estimate import Estimate
 from probeguard.stats.classification import (
@@ -9,6 +10,13 @@ from probeguard.stats.classification import (
     class_rates,
 )
 from probeguard.stats.estimate import bootstrap_mean, proportion, wilson
+from probeguard.stats.paired import (
+    holm,
+    mcnemar_exact,
+    min_significant_discordant,
+    minimum_detectable_difference,
+    paired_bootstrap_difference,
+)
 
 __all__ = [
     "ClassRates",
@@ -18,6 +26,11 @@ __all__ = [
     "best_threshold",
     "bootstrap_mean",
     "class_rates",
+    "holm",
+    "mcnemar_exact",
+    "min_significant_discordant",
+    "minimum_detectable_difference",
+    "paired_bootstrap_difference",
     "proportion",
     "wilson",
 ]
