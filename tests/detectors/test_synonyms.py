@@ -26,3 +26,12 @@ def test_irregular_pasts_meet_their_verbs():
 
 def test_an_unrelated_word_is_not_covered():
     assert synonym_cover(frozenset({"penguin"}), frozenset({"bird", "antarctica"})) == frozenset()
+
+
+def test_forms_the_light_stemmer_leaves_apart_meet():
+    judge = OfflineJudge()
+    said = judge.judge(["Patterson died in 2018."], ["Liz Patterson dies at 78 in 2018."])
+    assert said.claim_labels() == ["supported"]
+    assert synonym_cover(frozenset({stem("married")}), frozenset({stem("marries")})) == {
+        stem("married")
+    }

@@ -10,10 +10,12 @@ probes is not read: "film" ~ "picture" is too loose to support a claim.
 
 **Rule.** With ``T`` the claim's stems and ``S`` a sentence's::
 
-    extra(T, S) = {t ∈ T − S : some alternative A of t has all its stems in S}
+    extra(T, S) = {t ∈ T − S : some alternative A of t has all its stems in S,
+                               or lemma_key(t) = lemma_key(s) for some s ∈ S}
                 ∪ {t ∈ P : P ⊆ T − S an alternative phrase of some s ∈ S}
 
-so "send back" (two claim words) is covered by a sentence saying "return", and "return" by
+(``lemma_key``: forms the light stemmer leaves apart, "married"/"marries", "died"/"dies").
+So "send back" (two claim words) is covered by a sentence saying "return", and "return" by
 one saying "send back". Each lookup is a dictionary probe per uncovered claim word and per
 sentence word that heads a phrase: linear in the words, no pairwise search.
 """
@@ -27,7 +29,7 @@ from probeguard.nlp.paraphrase.lexicon import PAST, tables
 from probeguard.nlp.stemming import stem
 from probeguard.nlp.text import content_words
 
-__all__ = ["alternatives", "synonym_cover"]
+__all__ = ["alternatives", "lemma_key", "synonym_cover"]
 
 
 def _stems(phrase: str) -> frozenset[str]:
@@ -55,6 +57,29 @@ def alternatives() -> Mapping[str, tuple[frozenset[str], ...]]:
     return {k: tuple(sorted(v, key=sorted)) for k, v in out.items()}
 
 
+_VOWELS = frozenset("aeiouy")
+
+
+@lru_cache(maxsize=65536)
+def lemma_key(word: str) -> str:
+    """A key on which the stems of one word's forms meet where the light stemmer leaves
+    them apart (both sides keyed, so the key only has to be consistent): a final "i" read
+    as "y" ("married" → "marri" ~ "marries" → "marry"), a short "-ied" as "-ie" ("died" ~
+    "dies" → "die"), a doubled final consonant single ("stopped" → "stopp" ~ "stop")."""
+    if len(word) == 4 and word.endswith("ied"):
+        return word[:-1]
+    if len(word) > 3 and word.endswith("i"):
+        return word[:-1] + "y"
+    if len(word) > 3 and word[-1] == word[-2] and word[-1] not in _VOWELS and word[-1].isalpha():
+        return word[:-1]
+    return word
+
+
+@lru_cache(maxsize=16384)
+def _keys(stems: frozenset[str]) -> frozenset[str]:
+    return frozenset(lemma_key(s) for s in stems)
+
+
 @lru_cache(maxsize=65536)
 def synonym_cover(terms: frozenset[str], stems: frozenset[str]) -> frozenset[str]:
     """``extra(T, S)`` of the module docstring: the claim stems ``terms`` that ``stems``
@@ -63,7 +88,10 @@ def synonym_cover(terms: frozenset[str], stems: frozenset[str]) -> frozenset[str
     missing = terms - stems
     if not missing:
         return frozenset()
-    out = {t for t in missing if any(alt <= stems for alt in table.get(t, ()))}
+    keys = _keys(stems)
+    out = {
+        t for t in missing if lemma_key(t) in keys or any(alt <= stems for alt in table.get(t, ()))
+    }
     for s in stems & table.keys():
         for alt in table[s]:
             if len(alt) > 1 and alt <= missing:
