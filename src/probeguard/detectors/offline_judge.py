@@ -12,8 +12,10 @@ sentence before it (one-step anaphora, as in the extractive generator)::
 
     cov(c, s_j) = (|T ∩ S'_j| + 0.75·|T ∩ (P_j − S'_j)|) / |T|,   S'_j = S_j ∪ extra(T, S_j)
 
-where ``extra`` holds the claim words the sentence states with a synonym or an irregular
-past ("send back" ~ "returned", "won" ~ "win"; ``detectors.synonyms``).
+where ``extra`` holds the claim words the sentence states with a synonym, an irregular
+past or another form ("send back" ~ "returned", "won" ~ "win", "died" ~ "dies";
+``detectors.synonyms``), read only in a sentence that holds at least ``SYNONYM_FLOOR`` =
+0.25 of ``T`` itself.
 
 * **about**: ``cov ≥ about`` (default 0.5) — the sentence talks about the claim.
 * **numbers, years and dates** are read the same way in the claim and in ``s_j``:

@@ -19,6 +19,10 @@ from probeguard.nlp.text import STOPWORDS, content_words, word_spans
 
 LIGHT = frozenset({"have", "has", "had", "get", "gets", "got"})
 ANAPHORA = 0.75
+SYNONYM_FLOOR = 0.25
+"""Synonyms count in a sentence that holds at least this share of the claim's words itself
+(one that shares nothing with the claim is not made about it by a synonym; and it bounds
+the look-ups)."""
 
 
 @lru_cache(maxsize=16384)
@@ -125,8 +129,14 @@ def coverage(terms: frozenset[str], sentence: Sentence) -> float:
     nothing on its own (its about-ness must come from its question, ``_anchor``)."""
     if not terms:
         return 0.0
-    own = sentence.own | synonym_cover(terms, sentence.own)
-    return (len(terms & own) + ANAPHORA * len(terms & (sentence.inherited - own))) / len(terms)
+    own, inherited = sentence.own, sentence.inherited
+    held = len(terms & own)
+    if held == len(terms):
+        return 1.0
+    extra = synonym_cover(terms, own) if held >= SYNONYM_FLOOR * len(terms) else frozenset()
+    if extra:
+        own, inherited = own | extra, inherited - extra
+    return (len(terms & own) + ANAPHORA * len(terms & inherited)) / len(terms)
 
 
 SPREAD = 3

@@ -80,20 +80,37 @@ def _keys(stems: frozenset[str]) -> frozenset[str]:
     return frozenset(lemma_key(s) for s in stems)
 
 
-@lru_cache(maxsize=65536)
+@cache
+def _phrase_heads() -> frozenset[str]:
+    """The stems with an alternative of several words (the only ones a sentence's word can
+    lend a phrase through)."""
+    return frozenset(k for k, alts in alternatives().items() if any(len(a) > 1 for a in alts))
+
+
+@lru_cache(maxsize=16384)
+def _claim_index(terms: frozenset[str]) -> tuple[tuple[str, str, tuple[frozenset[str], ...]], ...]:
+    """Each claim stem with its ``lemma_key`` and alternatives (read once per claim)."""
+    table = alternatives()
+    return tuple((t, lemma_key(t), table.get(t, ())) for t in terms)
+
+
 def synonym_cover(terms: frozenset[str], stems: frozenset[str]) -> frozenset[str]:
     """``extra(T, S)`` of the module docstring: the claim stems ``terms`` that ``stems``
     (a sentence's) does not hold but states in other words."""
-    table = alternatives()
-    missing = terms - stems
-    if not missing:
+    if terms <= stems:
         return frozenset()
     keys = _keys(stems)
     out = {
-        t for t in missing if lemma_key(t) in keys or any(alt <= stems for alt in table.get(t, ()))
+        t
+        for t, key, alts in _claim_index(terms)
+        if t not in stems and (key in keys or any(alt <= stems for alt in alts))
     }
-    for s in stems & table.keys():
-        for alt in table[s]:
-            if len(alt) > 1 and alt <= missing:
-                out |= alt
+    heads = stems & _phrase_heads()
+    if heads:
+        missing = terms - stems
+        table = alternatives()
+        for head in heads:
+            for alt in table[head]:
+                if len(alt) > 1 and alt <= missing:
+                    out |= alt
     return frozenset(out)
