@@ -84,3 +84,8 @@ def test_support_score_without_graded_cells_follows_the_labels():
     )
     j = Judgment(("x", "y", "z"), (Context("a", "t"),), cells, "llm")
     assert support_score(j) == 0.5
+
+
+def test_support_score_without_contexts_is_zero_as_faithfulness():
+    j = OfflineJudge().judge(["The museum opened in 1901."], [])
+    assert support_score(j) == 0.0

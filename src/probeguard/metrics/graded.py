@@ -21,17 +21,17 @@ def support_score(judgment: Judgment) -> float:
     with ``g`` the judge's graded support of the cell (``Verdict.support``; the offline judge:
     0.9–1 for a supported cell by how much of the claim the deciding sentences hold, 0.9·cov
     for an unsupported one, rules in its module docstring) and, where a judge gives none, 1
-    for a supported cell and 0 for any other; a contradicted claim counts 0. A claim is
+    for a supported cell and 0 for any other; a contradicted claim counts 0, and so does any claim when there is no context. A claim is
     scored when its label is not unscored (as in ``faithfulness``). For a judge that grades
     nothing ``G`` is ``faithfulness``. NaN when no claim was scored."""
     labels = judgment.claim_labels()
     grades = [
         0.0
-        if label == "contradicted"
+        if label == "contradicted" or not row
         else max(
             v.support if not math.isnan(v.support) else float(v.label == "supported") for v in row
         )
         for row, label in zip(judgment.verdicts, labels)
-        if label != "unscored" and row
+        if label != "unscored"
     ]
     return sum(grades) / len(grades) if grades else NAN
