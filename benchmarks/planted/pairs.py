@@ -74,9 +74,18 @@ ONE_SENTENCE = {"name": "extractive", "max_sentences": 1}
 and the archived version side by side whatever their order, and ranking could not matter."""
 
 
-BOTH_HOPS = {"name": "extractive", "max_sentences": 4}
-"""An extractive generator quoting up to four sentences, so that a bridge question's answer
-sentence (in the second document) can be quoted beside the first hop's."""
+BOTH_HOPS = {"name": "extractive", "max_sentences": 6, "min_support": 0.0}
+"""An extractive generator quoting its six best sentences whatever their support, so that a
+bridge question's answer sentence (in the second document, sharing few words with the
+question) is quoted beside the first hop's whenever both are retrieved: with four sentences
+and the default support threshold, the twin left out the answer sentence of 3 of 10 bridge
+questions it had retrieved, and the pair could not separate."""
+
+NEVER_REFUSES = {"name": "extractive", "min_support": 0.0}
+"""The over-refusal pair's clean twin: an extractive generator that quotes its best sentences
+whenever it has a context. At the default 0.35 it refused 15 of 56 golden questions with the
+gold evidence in hand (the synonym-worded ones share few words with their evidence), which
+is the planted mechanism itself: a twin with it is not clean."""
 
 
 PAIRS: tuple[Pair, ...] = (
@@ -149,9 +158,9 @@ PAIRS: tuple[Pair, ...] = (
         ("benign_control",),
         "refuses_with_evidence",
         with_changes(generator={"name": "extractive", "min_support": 0.9}),
-        BASE,
+        with_changes(generator=NEVER_REFUSES),
         settings={"planted": 0},
-        what="extractive generator with min_support 0.9 vs 0.35",
+        what="extractive generator with min_support 0.9 vs 0.0 (never refuses with a context)",
     ),
     Pair(
         "reversed_reranker",
@@ -167,9 +176,13 @@ PAIRS: tuple[Pair, ...] = (
         ("golden",),
         "top_k_too_small",
         with_changes(top_k=1, generator=BOTH_HOPS),
-        with_changes(top_k=5, generator=BOTH_HOPS),
+        with_changes(top_k=10, generator=BOTH_HOPS),
         tag="multi-hop",
-        what="top-1 vs top-5 retrieval on two-document questions (extractive, 4 sentences)",
+        what=(
+            "top-1 vs top-10 retrieval on two-document questions (extractive, 6 sentences; "
+            "top-5 left the bridge document of 3 of 24 questions below rank 5: a twin with "
+            "the planted mechanism)"
+        ),
     ),
 )
 """The ten pairs, in table order."""

@@ -135,3 +135,12 @@ def test_a_probe_reading_names_its_component_and_keeps_the_swaps_cause_as_contri
         adopt_probe_reading(undetermined, "chunk_fracture", "chunk_boundary", "u").reason,
         row=11,
     )
+
+
+def test_turning_the_reranker_off_is_a_retriever_swap_before_better_retrieval():
+    swaps = {**outcomes(R, retr=R), "no_reranker": R}
+    decision = decide(swaps, Observed(gold_retrieved=False))
+    assert (decision.cause, decision.row, decision.also) == ("retriever", 1, ("better_retrieval",))
+    assert "no_reranker" in decision.reason
+    alone = decide({**outcomes(N), "no_reranker": R}, Observed())
+    assert (alone.cause, alone.row) == ("retriever", 7)

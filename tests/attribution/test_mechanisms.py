@@ -14,11 +14,13 @@ from planted import DOCS, QUESTIONS, ObeysInstructions, Planted, config
 
 from probeguard.attribution import AttributionConfig, attribute
 from probeguard.attribution.decide import Observed, decide
-from probeguard.attribution.engine import observe
+from probeguard.attribution.engine import _gated, observe
 from probeguard.attribution.mechanisms import FailureFacts, read_mechanism
 from probeguard.config.models import ScanConfig
+from probeguard.core.cases import Case, Expected
 from probeguard.core.documents import Document
-from probeguard.core.records import SwapOutcome, SwapRun
+from probeguard.core.pipeline import PipelineOutput, RetrievedChunk
+from probeguard.core.records import CaseRecord, SwapOutcome, SwapRun
 from probeguard.engine.scan import scan
 from probeguard.probes.evaluate import probe_context
 from probeguard.probes.prompt_hijack import PromptHijack
@@ -85,6 +87,52 @@ def test_generator_mechanisms():
     assert read_mechanism("generator", facts(swaps=[refusing])) == "refuses_with_evidence"
 
 
+def test_an_unanswerable_question_past_a_gate_set_for_its_backend_is_distraction():
+    """A pipeline whose refusal gate ran (and passed the neighbouring topic's hits) has a
+    gate: "no refusal gate" would be false, and its fix (add a gate) a no-op."""
+    gated = facts(observed=Observed(abstain=True), answer="It is 42.", gated=True)
+    assert read_mechanism("generator", gated) == "distracted_by_context"
+    with_gate = PipelineOutput(
+        answer="x", metadata={"defences": {"gate": {"backend": "bm25", "min_score": 3.9}}}
+    )
+    other_backend = PipelineOutput(
+        answer="x", metadata={"defences": {"gate": {"backend": "bm25", "min_score": None}}}
+    )
+    assert _gated(with_gate) and not _gated(other_backend)
+    assert not _gated(PipelineOutput(answer="x")) and not _gated(None)
+
+
+def test_top_k_too_small_when_k_cannot_hold_every_gold_document():
+    """Top-1 on a two-document question that retrieved neither: the wider run finds both."""
+    wide = outcome("better_retrieval", "not_repaired", docs=["x", "g", "y", "g2"])
+    none = facts(gold=(GOLD, OTHER), retrieved_ids=("x",), top_k=1, swaps=[wide])
+    assert read_mechanism("retriever", none) == "top_k_too_small"
+    # k holds both, neither found: not a top-k question
+    two = facts(gold=(GOLD, OTHER), retrieved_ids=("x", "y"), swaps=[wide])
+    assert read_mechanism("retriever", two) == "retrieval_miss"
+
+
+def test_a_multi_hop_case_missing_one_gold_document_did_not_retrieve_its_evidence():
+    """The oracle hands every gold document; retrieving one of two is still a miss."""
+    case = Case(
+        id="m",
+        question="Who designed it?",
+        expected=Expected(answers=("Quillon",), evidence_doc_ids=("g", "g2")),
+    )
+    half = CaseRecord(
+        case=case,
+        call_key="k",
+        output=PipelineOutput(
+            answer="x",
+            retrieved=[RetrievedChunk(chunk_id="g#0", doc_id="g", text="t", rank=1)],
+        ),
+    )
+    assert observe(half).gold_retrieved is False
+    both = half.output.retrieved + [RetrievedChunk(chunk_id="g2#0", doc_id="g2", text="t", rank=2)]
+    full = half.model_copy(update={"output": half.output.model_copy(update={"retrieved": both})})
+    assert observe(full).gold_retrieved is True
+
+
 def test_retriever_mechanisms():
     two = (GOLD, OTHER)
     wide = outcome("better_retrieval", "repaired", docs=["x", "g", "y", "g2"])
@@ -99,6 +147,30 @@ def test_retriever_mechanisms():
     dense = facts(retrieved_ids=("x", "y"), backend="dense", swaps=[hybrid_finds])
     assert read_mechanism("retriever", dense) == "retrieval_miss"
     assert read_mechanism("chunker", dense) == "chunk_boundary"
+
+
+def test_the_rerankers_own_counterfactual_names_ranking_demotes_evidence():
+    """The ``no_reranker`` swap (same retriever and k, no re-ranker) decides: before, a
+    re-ranked pipeline whose 2·k hybrid run held the evidence nowhere (the re-ranker also
+    reorders that run) got ``retrieval_miss``."""
+    lost_wide = outcome("better_retrieval", "not_repaired", docs=["x", "y", "z", "w"])
+    unranked = outcome("no_reranker", "repaired", docs=["g", "x"])
+    demoted = facts(retrieved_ids=("x", "y"), reranked=True, swaps=[lost_wide, unranked])
+    assert read_mechanism("retriever", demoted) == "ranking_demotes_evidence"
+    # recovers the evidence without repairing (the generator then fails otherwise)
+    recovers = outcome("no_reranker", "not_repaired", docs=["x", "g"])
+    found = facts(retrieved_ids=("x", "y"), reranked=True, swaps=[lost_wide, recovers])
+    assert read_mechanism("retriever", found) == "ranking_demotes_evidence"
+    # a multi-hop case whose missing hop the re-ranker pushed out: ranking, not top-k size
+    wide = outcome("better_retrieval", "repaired", docs=["x", "g", "y", "g2"])
+    both = outcome("no_reranker", "not_repaired", docs=["g", "g2"])
+    hop = facts(gold=(GOLD, OTHER), retrieved_ids=("g", "x"), reranked=True, swaps=[wide, both])
+    assert read_mechanism("retriever", hop) == "ranking_demotes_evidence"
+    # the swap ran and the retriever misses the evidence on its own: no ranking blame
+    missed = outcome("no_reranker", "not_repaired", docs=["x", "y"])
+    deep = outcome("better_retrieval", "repaired", docs=["x", "y", "g", "z"])
+    plain = facts(retrieved_ids=("x", "y"), reranked=True, swaps=[deep, missed])
+    assert read_mechanism("retriever", plain) == "retrieval_miss"
 
 
 def test_corpus_and_prompt_mechanisms():

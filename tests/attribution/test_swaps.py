@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from probeguard.attribution.swaps import SWAPS, conflicting_docs, plan_swap
+from probeguard.attribution.conflicts import _counterpart, answer_sentence
+from probeguard.attribution.swaps import SWAPS, conflicting_docs, plan_swap, reranks
 from probeguard.core.cases import Case, Expected
 from probeguard.core.documents import Document
 from probeguard.core.pipeline import Capability, RetrievedChunk, Variation
@@ -45,7 +46,8 @@ def test_each_swap_merges_into_the_case_variation():
     doc = plan("whole_document").variation
     assert doc.chunking == "document" and doc.overlay == (INJECTED,)
     better = plan("better_retrieval").variation
-    assert better.retrieval == {"top_k": 8, "mode": "hybrid"} and better.overlay == (INJECTED,)
+    # twice k, at least BETTER_DEPTH (10): doubling a small k searches no wider
+    assert better.retrieval == {"top_k": 10, "mode": "hybrid"} and better.overlay == (INJECTED,)
     clean = plan("clean_corpus")
     assert clean.variation.overlay == () and clean.variation.exclude_doc_ids == ("draft", "old")
     assert clean.removed_doc_ids == ("draft", "old", "pg-x")
@@ -126,4 +128,77 @@ def test_not_applicable_and_unsupported_carry_reasons():
     assert none.status == "unsupported" and "chunking" in none.reason
     only_retrieval = Case(id="r", question="q?", variation=Variation(retrieve_only=True))
     assert plan("hardened_prompt", only_retrieval).status == "not_applicable"
-    assert {plan(s).status for s in SWAPS} == {"run"}
+    assert {plan(s, reranked=True).status for s in SWAPS} == {"run"}
+
+
+def test_no_reranker_turns_off_only_the_rerankers_order_where_the_pipeline_reranks():
+    unranked = plan("no_reranker", reranked=True)
+    assert unranked.status == "run"
+    assert unranked.variation.retrieval == {"top_k": 4, "rerank": False}
+    assert unranked.variation.overlay == (INJECTED,)
+    plain = plan("no_reranker")
+    assert plain.status == "not_applicable" and "re-rank" in plain.reason
+    no_retrieval = plan("no_reranker", caps=ALL - {Capability.RETRIEVAL}, reranked=True)
+    assert no_retrieval.status == "unsupported"
+    assert reranks({"reranker": {"name": "lexical"}})
+    assert not reranks({"reranker": {"name": "none"}}) and not reranks({"reranker": None})
+    assert not reranks({})
+
+
+def test_a_terse_older_version_of_a_long_answer_sentence_is_its_counterpart():
+    """The older version words the fact in a short sentence, and another of its sentences
+    shares more of the question's words: before, the counterpart was that other sentence (or
+    none, the short one sharing under 40% of the long sentence's words) and nothing was
+    masked."""
+    cur = Document(
+        id="cur",
+        title="Testing",
+        text="An owner whose report has not arrived by the deadline receives a reminder, and "
+        "an owner whose report is more than 30 days late is charged a fine of $150 and may "
+        "have the service shut off after a further written notice.",
+        metadata={"supersedes": "old"},
+    )
+    old = Document(
+        id="old",
+        title="Testing (2021)",
+        text="Once a late report is received, the service stays on. An owner whose report "
+        "is late is charged a fine of $100.",
+        metadata={"status": "archived"},
+    )
+    fee_cur = Document(
+        id="fee",
+        title="Fees",
+        text="The reconnection fee is $40 during business hours and $95 after hours.",
+        metadata={"supersedes": "fee-old"},
+    )
+    fee_old = Document(
+        id="fee-old",
+        title="Fees (2022)",
+        text="Service is restored within one business day. A late fee of 2% is added. "
+        "The reconnection fee is $55 at all times.",
+        metadata={"status": "archived"},
+    )
+    docs = {d.id: d for d in (cur, old, fee_cur, fee_old)}
+    fine = Case(
+        id="f",
+        question="What fine does a late report bring?",
+        expected=Expected(answers=("$150",), evidence_doc_ids=("cur",)),
+    )
+    assert conflicting_docs(fine, docs) == ("old",)
+    fee = Case(
+        id="r",
+        question="What reconnection fee is charged after service is restored?",
+        expected=Expected(answers=("$40",), evidence_doc_ids=("fee",)),
+    )
+    assert conflicting_docs(fee, docs) == ("fee-old",)
+    assert answer_sentence(fee_cur.text, fee.question, ["$40"]) is not None
+    assert _counterpart(fee_old.text, fee_cur.text, fee.question) == (
+        "The reconnection fee is $55 at all times."
+    )
+
+
+def test_better_retrieval_doubles_k_but_searches_at_least_ten_deep():
+    deep = CASE.model_copy(update={"variation": Variation(retrieval={"top_k": 7})})
+    assert plan("better_retrieval", deep).variation.retrieval["top_k"] == 14
+    one = CASE.model_copy(update={"variation": Variation(retrieval={"top_k": 1})})
+    assert plan("better_retrieval", one).variation.retrieval["top_k"] == 10

@@ -99,11 +99,6 @@ def test_every_type_has_a_mode():
         ({**GOOD, "evidence_doc_ids": []}, "evidence_doc_ids", "must name its evidence_doc_ids"),
         ({**GOOD, "answers": [], "contains": []}, "answers", "nothing to check"),
         (
-            {"id": "u", "type": "unanswerable", "question": "Who?", "excludes": ["x"]},
-            "excludes",
-            "abstention only",
-        ),
-        (
             {
                 "id": "u",
                 "type": "unanswerable",

@@ -113,6 +113,20 @@ def test_retrieval_overrides_mode_topk_and_filters():
         p.answer("days", Variation(retrieval={"top_k": 0}))
 
 
+def test_rerank_false_gives_the_retrievers_own_order_for_one_call():
+    reranked = pipeline(reranker={"name": "lexical"}, rerank_candidates=3)
+    question = "How many days of paid annual leave do employees receive?"
+    off = reranked.answer(question, Variation(retrieval={"rerank": False, "top_k": 2}))
+    plain = pipeline().answer(question, Variation(retrieval={"top_k": 2}))
+    assert [(r.chunk_id, r.score) for r in off.retrieved] == [
+        (r.chunk_id, r.score) for r in plain.retrieved
+    ]
+    on = reranked.answer(question, Variation(retrieval={"top_k": 2}))
+    assert [r.score for r in on.retrieved] != [r.score for r in off.retrieved]
+    with pytest.raises(ValueError, match="true or false"):
+        reranked.answer(question, Variation(retrieval={"rerank": "no"}))
+
+
 def test_min_score_gate_can_empty_retrieval_and_generator_refuses():
     out = pipeline(retriever={"name": "dense", "min_score": 0.99}).answer(
         "What is the capital of France?"

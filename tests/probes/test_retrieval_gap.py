@@ -323,6 +323,50 @@ def test_an_original_miss_that_a_rewording_recovers_counts_against_the_retriever
     assert probe.failure_mechanism(evidence, "generator") is None
 
 
+def test_an_original_miss_the_semantic_retriever_recovers_is_lexical_whatever_the_swaps_say():
+    """The surgeon's swaps replace only the original (the group then fails as a gap), so
+    they blame e.g. a generator that refuses with the evidence: the probe's own
+    counterfactual names the mechanism. A rewording-only recovery still defers to them."""
+    probe = RetrievalGap()
+    verdict = _judge(
+        {"original": _output("a", "b"), "synonym": _output("c"), "semantic": _output("gold")}
+    )
+    evidence = probe.evidence_of(verdict)
+    assert evidence.outcome == "original_miss" and evidence.recovered_by == ["semantic"]
+    assert probe.failure_mechanism(evidence, "generator") == "lexical_retrieval_miss"
+    reworded = _judge({"original": _output("a"), "evidence_wording": _output("gold")})
+    assert probe.failure_mechanism(probe.evidence_of(reworded), "generator") is None
+
+
+def test_the_semantic_control_says_whether_a_wording_gap_is_lexical():
+    """A gap of a pipeline whose own retrieval ranks as the semantic role does (it already
+    retrieves by meaning) is not lexical, whoever the surgeon blamed; one whose retrieval
+    ranks otherwise is, even when a whole-document swap happened to repair it."""
+    probe = RetrievalGap()
+    dense = probe.evidence_of(
+        _judge(
+            {
+                "original": _output("gold", "b"),
+                "targeted": _output("b", "c"),
+                "semantic": _output("gold", "b"),
+            }
+        )
+    )
+    assert dense.outcome == "gap" and dense.semantic_differs is False
+    assert probe.failure_mechanism(dense, "retriever") is None
+    lexical = probe.evidence_of(
+        _judge(
+            {
+                "original": _output("gold", "b"),
+                "targeted": _output("b", "c"),
+                "semantic": _output("b", "gold"),
+            }
+        )
+    )
+    assert lexical.semantic_differs is True
+    assert probe.failure_mechanism(lexical, "chunker") == "lexical_retrieval_miss"
+
+
 def test_a_gap_names_the_lexical_mechanism_and_a_held_group_none():
     probe = RetrievalGap()
     gap = probe.evidence_of(_judge({"original": _output("gold"), "targeted": _output("b", "c")}))

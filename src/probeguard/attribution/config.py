@@ -20,7 +20,7 @@ class AttributionConfig(BaseModel):
     failed probe groups (in probe, then group order); the rest are counted as skipped."""
     swaps: list[str] = Field(default_factory=lambda: list(SWAPS))
     """The swaps to run (a subset of ``oracle_context``, ``whole_document``,
-    ``better_retrieval``, ``clean_corpus``, ``hardened_prompt``)."""
+    ``better_retrieval``, ``clean_corpus``, ``hardened_prompt``, ``no_reranker``)."""
 
     @field_validator("swaps")
     @classmethod

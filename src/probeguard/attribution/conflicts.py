@@ -10,8 +10,13 @@ A non-gold corpus document ``d`` conflicts with a gold document ``g`` when both 
 * **disagreeing on the asked fact** — take ``g``'s *answer sentence* (the first sentence that
   contains an expected answer, ``nlp.text.contains_answer``; else the one sharing the most
   stemmed content words with the question, ``nlp.support.question_terms``) and ``d``'s
-  *counterpart* (its sentence sharing the most stemmed content words with the answer
-  sentence and the question, at least ``MIN_OVERLAP`` of the answer sentence's words); they
+  *counterpart*: among its sentences that share with the answer sentence at least
+  ``MIN_OVERLAP`` of the shorter one's stemmed content words (numbers left out) and at least
+  ``MIN_SHARED`` of them (or all, for a shorter answer sentence), the one most similar to the
+  answer sentence and the question together (Jaccard index of stemmed content words; the
+  earlier sentence on a tie) — so a terse older wording ("a late report is
+  fined $100") still answers a long current one, and a sentence that only shares the
+  question's words does not stand in for it; they
   disagree when, for a kind of value both sentences state, the values differ: numbers by
   ``nlp.mentions.number_mentions(every_kind=True)`` compared within ``same_kind``, dates by
   ``date_mentions`` (year, month, day), names by the capitalised words after the first
@@ -38,6 +43,7 @@ from probeguard.nlp.text import contains_answer, content_words, split_sentences,
 __all__ = [
     "LINKS",
     "MIN_OVERLAP",
+    "MIN_SHARED",
     "answer_sentence",
     "disagree",
     "linked_ids",
@@ -52,6 +58,8 @@ MIN_OVERLAP = 0.4
 """Least share of the answer sentence's stemmed content words (numbers left out) that a
 sentence of a related document must share to be its counterpart."""
 
+MIN_SHARED = 2
+"""Least number of stemmed content words a counterpart shares with the answer sentence."""
 _BRACKETED = re.compile(r"\([^)]*\)|\[[^\]]*\]")
 _NAME = re.compile(r"(?<=\s)[A-Z][\w'’-]*")
 
@@ -107,16 +115,32 @@ def answer_sentence(text: str, question: str, answers: Sequence[str]) -> str | N
     return best[2] if best is not None and best[0] > 0 else None
 
 
+def _overlaps(own: frozenset[str], theirs: frozenset[str]) -> bool:
+    """Enough shared stems for a counterpart (module docstring)."""
+    shared = len(own & theirs)
+    return shared >= min(MIN_SHARED, len(own)) and shared >= MIN_OVERLAP * min(
+        len(own), len(theirs)
+    )
+
+
+def _jaccard(a: frozenset[str], b: frozenset[str]) -> float:
+    """|a ∩ b| / |a ∪ b| (0 for two empty sets)."""
+    union = len(a | b)
+    return len(a & b) / union if union else 0.0
+
+
 def _counterpart(text: str, sentence: str, question: str) -> str | None:
     own = _stems(sentence, numbers=False)
     if not own:
         return None
     wanted = own | question_terms(question)
-    scored = [(len(wanted & _stems(s)), -i, s) for i, s in enumerate(split_sentences(text))]
+    scored = [
+        (_jaccard(wanted, _stems(s)), -i, s)
+        for i, s in enumerate(split_sentences(text))
+        if _overlaps(own, _stems(s, numbers=False))
+    ]
     best = max(scored, default=None)
-    if best is None or len(own & _stems(best[2])) < MIN_OVERLAP * len(own):
-        return None
-    return best[2]
+    return best[2] if best is not None else None
 
 
 def _numbers_differ(a: str, b: str) -> bool:

@@ -2,7 +2,7 @@
 
 Each swap ends as ``repaired``, ``not_repaired``, ``not_applicable``, ``unsupported`` or
 ``error``. With ``O`` the oracle context's outcome and the *pre-generation* swaps taken in the
-priority order **clean corpus → whole document → better retrieval** (for an *abstain* case
+priority order **clean corpus → whole document → no re-ranker → better retrieval** (for an *abstain* case
 only the clean corpus counts, see below), rows checked in this order:
 
 | # | oracle ``O``              | other swaps                                  | cause            |
@@ -23,8 +23,9 @@ only the clean corpus counts, see below), rows checked in this order:
 **Priority.** The clean corpus is the narrowest intervention (it removes only the documents
 the case injected, a probe names, or that state the asked fact differently from the gold
 evidence), so when it repairs, the content is the cause and chunking or retrieval changes
-that also repair are mitigations; whole documents change only the chunking; better
-retrieval changes the most (mode, depth, expansion), so it comes last. ``also`` lists every
+that also repair are mitigations; whole documents change only the chunking; turning the
+re-ranker off changes only the order of the same retriever's hits; better retrieval changes
+the most (mode, depth, expansion), so it comes last. ``also`` lists every
 other swap that repaired, in swap order. A swap that errored is named in the reason; it never
 repairs.
 
@@ -79,6 +80,7 @@ OUTCOMES: tuple[str, ...] = ("repaired", "not_repaired", "not_applicable", "unsu
 PRE_GENERATION: tuple[tuple[str, str], ...] = (
     ("clean_corpus", "corpus"),
     ("whole_document", "chunker"),
+    ("no_reranker", "retriever"),
     ("better_retrieval", "retriever"),
 )
 """Pre-generation swaps and their components, in priority order."""
@@ -93,8 +95,8 @@ class Observed:
     abstain: bool = False
     """The case expects a refusal."""
     gold_retrieved: bool | None = None
-    """A gold evidence document is among the retrieved contexts (None: no gold evidence, or
-    the pipeline does not report its contexts)."""
+    """Every gold evidence document is among the retrieved contexts (None: no gold evidence,
+    or the pipeline does not report its contexts)."""
     answer_supported: bool | None = None
     """The answer's content words are found in the retrieved contexts (None: no contexts or
     an empty answer)."""

@@ -17,8 +17,9 @@ judges see the gold evidence where it was put. A swap with an errored re-run is 
 (``unsupported`` when the error is ``UnsupportedCapabilityError``); a swap that is not
 applicable or not supported for some role is so for the failure.
 
-**Observed** (``decide.Observed``): the first failing role's output — gold evidence among the
-retrieved documents; the answer *supported* when at least ``SUPPORT`` of its content words
+**Observed** (``decide.Observed``): the first failing role's output — the gold evidence among
+the retrieved documents (every gold document: a multi-hop case that retrieved one of its two
+still misses evidence the oracle hands over); the answer *supported* when at least ``SUPPORT`` of its content words
 (citations stripped) occur in the retrieved texts; an *injected instruction* when a document
 the case injected holds an attack phrase (``nlp.attack_phrases``).
 
@@ -46,7 +47,7 @@ from probeguard.attribution.recommend import (
     trusted_source_globs,
 )
 from probeguard.attribution.summary import AttributionSummary, summarize_attribution
-from probeguard.attribution.swaps import SwapPlan, plan_swap
+from probeguard.attribution.swaps import SwapPlan, plan_swap, reranks
 from probeguard.core.cases import Case
 from probeguard.core.documents import Document
 from probeguard.core.mechanisms import describe
@@ -131,7 +132,7 @@ def observe(record: CaseRecord) -> Observed:
     if out is None:
         return Observed(abstain=exp.mode == "abstain", injected_instruction=injected)
     docs = [r.doc_id for r in out.retrieved]
-    gold = any(d in exp.evidence_doc_ids for d in docs) if exp.evidence_doc_ids and docs else None
+    gold = all(d in docs for d in exp.evidence_doc_ids) if exp.evidence_doc_ids and docs else None
     supported = None
     if content_words(CITATION_MARKER.sub(" ", out.answer)) and out.retrieved and not out.refused:
         supported = supported_by(out.answer, " ".join(r.text for r in out.retrieved))
@@ -264,9 +265,18 @@ def _failure_facts(
         removed=tuple(documents[d] for d in removed if d in documents),
         swaps=swaps,
         backend=_backend(case, pipeline_config),
-        reranked=bool(pipeline_config.get("reranker")),
+        reranked=reranks(pipeline_config),
         top_k=int(case.variation.retrieval.get("top_k", top_k)),
+        gated=_gated(out),
     )
+
+
+def _gated(out: PipelineOutput | None) -> bool:
+    """The output passed a refusal gate set for its backend: its defence report names the
+    gate's ``min_score`` (``pipeline.reference``); False when it reports none."""
+    report = (out.metadata.get("defences") or {}) if out is not None else {}
+    gate = report.get("gate") if isinstance(report, dict) else None
+    return isinstance(gate, dict) and gate.get("min_score") is not None
 
 
 def _backend(case: Case, pipeline_config: Mapping[str, Any]) -> str | None:
@@ -376,6 +386,7 @@ def attribute(
                     top_k=ctx.top_k,
                     named_conflicts=named,
                     retrieved=record.output.retrieved if record.output else (),
+                    reranked=reranks(pcfg),
                 )
                 plans.setdefault(name, []).append(plan)
             if _combine(plans[name])[0] == "run":

@@ -6,11 +6,15 @@ knows its mechanism from its own evidence (``Probe.failure_mechanism``) is asked
 Per cause, the first rule that holds:
 
 * **chunker** → ``chunk_boundary``.
-* **retriever** → ``top_k_too_small``: a multi-evidence (multi-hop) case whose failing output
-  retrieved some but not all gold documents, and the better-retrieval run (2·k, hybrid)
-  retrieves them all; ``ranking_demotes_evidence``: the pipeline re-ranks, the gold
-  evidence is missing from the failing top k, and the better-retrieval run holds it below
-  rank k; ``lexical_retrieval_miss``: the pipeline's backend is lexical (``bm25``) and the
+* **retriever** → ``ranking_demotes_evidence``: the ``no_reranker`` swap (the same retriever
+  and k without the re-ranker) repairs the case, or its top k holds a gold document the
+  failing output lacks — the re-ranker pushed the evidence out; where that swap did not run,
+  the approximation: the pipeline re-ranks, the gold evidence is missing from the failing
+  top k, and the better-retrieval run holds it below rank k; ``top_k_too_small``: a
+  multi-evidence (multi-hop) case whose failing output retrieved some but not all gold
+  documents — or none, when k is smaller than the number of gold documents — and the
+  better-retrieval run (``swaps.BETTER_DEPTH``, hybrid) retrieves them all;
+  ``lexical_retrieval_miss``: the pipeline's backend is lexical (``bm25``) and the
   hybrid run retrieves the gold evidence within rank k; else ``retrieval_miss``.
 * **corpus** → ``poisoned_document_adopted``: the failing answer (not a refusal) adopted a
   removed injected document, or a removed near-duplicate / draft of a gold document (one of
@@ -21,7 +25,10 @@ Per cause, the first rule that holds:
   ``conflicting_documents``.
 * **prompt** → ``obeys_injected_instructions`` when an injected document carries an
   instruction; else as for the generator.
-* **generator** → ``no_refusal_gate`` for an abstain case; ``refuses_with_evidence`` when the
+* **generator** → for an abstain case ``distracted_by_context`` when the failing output's
+  hits passed a refusal gate set for its backend (``gated``: the pipeline has a gate, and
+  the question's retrieved context, on a neighbouring topic, scored above it — the
+  generator answered from it), else ``no_refusal_gate``; ``refuses_with_evidence`` when the
   oracle run (gold evidence in hand) refused, or, with no oracle run, the failing output
   refused with the gold evidence retrieved; ``ignores_context`` when the oracle run gave the
   failing answer word for word and that answer is not supported by the gold evidence;
@@ -71,6 +78,9 @@ class FailureFacts:
     backend: str | None = None
     reranked: bool = False
     top_k: int = 0
+    gated: bool = False
+    """The failing output passed a refusal gate set for the backend it used (a reference
+    pipeline reports the gate's ``min_score`` in ``metadata["defences"]["gate"]``)."""
 
 
 def supported_by(answer: str, text: str) -> bool:
@@ -90,17 +100,41 @@ def _run(facts: FailureFacts, swap: str) -> SwapRun | None:
     return outcome.runs[0] if outcome.runs else None
 
 
+def _ranking_demotes(facts: FailureFacts, gold: Sequence[str], k: int) -> bool | None:
+    """The ``no_reranker`` swap's reading: it repaired, or its top k holds a gold document
+    the failing output lacks; None when the swap did not run."""
+    outcome = (facts.swaps or {}).get("no_reranker")
+    unranked = _run(facts, "no_reranker")
+    if outcome is None or unranked is None:
+        return None
+    top = unranked.retrieved_doc_ids[:k]
+    recovered = any(g in top and g not in facts.retrieved_ids for g in gold)
+    return outcome.outcome == "repaired" or recovered
+
+
+def _top_k_too_small(
+    gold: Sequence[str], found: Sequence[str], wider: Sequence[str], k: int
+) -> bool:
+    """A multi-evidence case missing some gold documents (all, when k cannot hold them)
+    that the wider run retrieves all of."""
+    partial = 0 < len(found) < len(gold) or (not found and k < len(gold))
+    return len(gold) > 1 and partial and all(g in wider for g in gold)
+
+
 def _retriever(facts: FailureFacts) -> str:
     gold = [g.id for g in facts.gold]
     k = len(facts.retrieved_ids) or facts.top_k
+    demotes = _ranking_demotes(facts, gold, k)
+    if demotes:
+        return "ranking_demotes_evidence"
     better = _run(facts, "better_retrieval")
     wider = better.retrieved_doc_ids if better is not None else []
     found = [g for g in gold if g in facts.retrieved_ids]
-    if len(gold) > 1 and 0 < len(found) < len(gold) and all(g in wider for g in gold):
+    if _top_k_too_small(gold, found, wider, k):
         return "top_k_too_small"
     if not found and gold and k:
         ranks = [wider.index(g) for g in gold if g in wider]
-        if facts.reranked and ranks and min(ranks) >= k:
+        if demotes is None and facts.reranked and ranks and min(ranks) >= k:
             return "ranking_demotes_evidence"
         if (facts.backend or "").lower() in LEXICAL_BACKENDS and ranks and min(ranks) < k:
             return "lexical_retrieval_miss"
@@ -135,7 +169,7 @@ def _corpus(facts: FailureFacts) -> str:
 
 def _generator(facts: FailureFacts) -> str:
     if facts.observed.abstain:
-        return "no_refusal_gate"
+        return "distracted_by_context" if facts.gated else "no_refusal_gate"
     oracle = _run(facts, "oracle_context")
     if oracle is None:
         return (

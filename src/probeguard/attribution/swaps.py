@@ -9,13 +9,16 @@ overlay, paraphrase or retrieval-only flag stays in place unless the swap is abo
 |                    | answer from); N/A when an answer case names no gold evidence found  |            |
 |                    | in the corpus                                                       |            |
 | ``whole_document`` | ``chunking="document"``                                             | chunking   |
-| ``better_retrieval``| ``retrieval = {mode: "hybrid", top_k: 2·k}`` (``query_expansion``  | retrieval  |
+| ``better_retrieval``| ``retrieval = {mode: "hybrid", top_k: max(2·k, 10)}``             | retrieval  |
+|                    | (``BETTER_DEPTH``; ``query_expansion``                              |            |
 |                    | too, where the pipeline offers defences)                            |            |
 | ``clean_corpus``   | no ``overlay``; ``exclude_doc_ids`` += the corpus documents that    | mask (only |
 |                    | conflict with the gold evidence on the asked fact, or that a probe  | when it    |
 |                    | names (``conflicting_docs``); N/A when there is nothing to remove   | masks)     |
 | ``hardened_prompt``| ``prompt="hardened"`` (+ ``defences = {sanitise, spotlight}`` where | prompt_override |
 |                    | the pipeline offers defences)                                       |            |
+| ``no_reranker``    | ``retrieval = {rerank: False}``: the retriever's own order, same k; | retrieval  |
+|                    | N/A when the pipeline is not known to re-rank (``reranks``)         |            |
 
 A swap whose variation needs a capability the pipeline lacks is *unsupported* (not run); one
 that has nothing to change is *not applicable*. Both carry the reason.
@@ -35,11 +38,13 @@ from probeguard.pipeline.defences.archive import OUTDATED_STATUSES
 
 __all__ = [
     "SWAPS",
+    "BETTER_DEPTH",
     "SwapPlan",
     "CONFLICT_STATUSES",
     "conflicting_docs",
     "defences_supported",
     "plan_swap",
+    "reranks",
 ]
 
 SWAPS: tuple[str, ...] = (
@@ -48,8 +53,13 @@ SWAPS: tuple[str, ...] = (
     "better_retrieval",
     "clean_corpus",
     "hardened_prompt",
+    "no_reranker",
 )
 """Every swap, in the order they are planned and reported."""
+
+BETTER_DEPTH = 10
+"""Least depth of the better-retrieval run: doubling a small k (1 → 2) searches no wider
+(10 is twice the reference pipeline's default top_k, whose runs are unchanged)."""
 
 CONFLICT_STATUSES = OUTDATED_STATUSES
 """``metadata["status"]`` values of outdated versions (the ones the ``demote_archived``
@@ -69,6 +79,13 @@ class SwapPlan:
     """For the oracle: the document behind each oracle context, in order."""
     removed_doc_ids: tuple[str, ...] = ()
     """For the clean corpus: the injected and masked documents."""
+
+
+def reranks(pipeline_config: Mapping[str, Any]) -> bool:
+    """Whether a reference pipeline's config re-ranks (a ``reranker`` other than none);
+    False for any other pipeline (empty config: not known)."""
+    spec = pipeline_config.get("reranker")
+    return isinstance(spec, Mapping) and spec.get("name") not in (None, "none")
 
 
 def defences_supported(capabilities: Iterable[Capability]) -> bool:
@@ -131,6 +148,7 @@ def plan_swap(
     top_k: int,
     retrieved: Sequence[RetrievedChunk] = (),
     named_conflicts: Iterable[str] = (),
+    reranked: bool = False,
 ) -> SwapPlan:
     """The swap ``name`` for ``case`` (rules in the module docstring)."""
     base = _fields(case.variation)
@@ -167,7 +185,7 @@ def plan_swap(
         retrieval = {
             **case.variation.retrieval,
             "mode": "hybrid",
-            "top_k": 2 * int(case.variation.retrieval.get("top_k", top_k)),
+            "top_k": max(2 * int(case.variation.retrieval.get("top_k", top_k)), BETTER_DEPTH),
         }
         fields: dict[str, Any] = {**base, "retrieval": retrieval}
         if defences:
@@ -195,4 +213,11 @@ def plan_swap(
         if defences:
             fields["defences"] = {**base.get("defences", {}), "sanitise": True, "spotlight": True}
         return _check(name, Variation(**fields), capabilities)
+    if name == "no_reranker":
+        if not reranked:
+            return SwapPlan(
+                name, "not_applicable", reason="the pipeline is not known to re-rank its hits"
+            )
+        retrieval = {**case.variation.retrieval, "rerank": False}
+        return _check(name, Variation(**{**base, "retrieval": retrieval}), capabilities)
     raise ValueError(f"unknown swap {name!r} (known: {', '.join(SWAPS)})")

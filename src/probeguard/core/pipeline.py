@@ -72,7 +72,8 @@ class Variation(BaseModel):
     prompt: str | None = None
     """A prompt template name (e.g. ``"hardened"``) or a full template text."""
     retrieval: dict[str, Any] = Field(default_factory=dict)
-    """Retrieval overrides, e.g. ``{"mode": "hybrid", "top_k": 10}``."""
+    """Retrieval overrides, e.g. ``{"mode": "hybrid", "top_k": 10}``; ``{"rerank": False}``
+    asks for the retriever's own order without the pipeline's re-ranker."""
     retrieve_only: bool = False
     """Skip generation: the output carries the retrieved contexts and an empty answer. Probes
     that measure only retrieval (ranks under paraphrase, whole-document retrieval) ask for it

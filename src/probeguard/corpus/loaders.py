@@ -15,7 +15,10 @@ A record is ``{id, title, text, metadata}``: ``text`` is required (a non-empty s
 optional (a string or integer; without one the document gets a content id, see
 ``Document.create``), ``title`` an optional string, ``metadata`` an optional object. Other
 keys of a JSON record are added to ``metadata``. The field names can be changed with
-``text_field``, ``id_field`` and ``title_field``.
+``text_field``, ``id_field`` and ``title_field``. ``id_field`` left as None means ``id``,
+optional; but a record without ``id`` that has an id-like field (``ID_LIKE``: ``doc_id``,
+``_id``, ...) is an error naming that field, not a silent content id. ``id_field`` given
+explicitly: every record must have it.
 
 Every problem raises ``InputError`` naming the file, the 1-based line (for a JSON file, the
 line where the item starts) and the field: malformed JSON, a missing, empty or non-string
@@ -42,27 +45,59 @@ from probeguard.corpus.record_validation import (
     where,
 )
 
-__all__ = ["FORMATS", "detect_format", "load_corpus", "markdown_title"]
+__all__ = ["FORMATS", "ID_LIKE", "detect_format", "load_corpus", "markdown_title"]
 
 FORMATS = ("jsonl", "json", "csv", "dir")
 _SUFFIXES = {".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "json", ".csv": "csv"}
 _TEXT_SUFFIXES = (".txt", ".md", ".markdown")
 
 
-def _load_json_like(path: Path, fmt: str, fields: DocumentFields) -> list[Document]:
+ID_LIKE = ("doc_id", "docid", "docId", "document_id", "documentId", "_id", "uuid", "guid")
+"""Field names that hold an id: found without ``id`` (and no ``id_field``), they are an error."""
+
+
+def _check_id_field(
+    keys: Any, fields: DocumentFields, explicit: bool, *, file: str, line: int | None, label: str
+) -> None:
+    """An explicit ``id_field`` missing from a record, or an id-like field beside a missing
+    default ``id``, raises ``InputError`` naming the field (module docstring)."""
+    if fields.id in keys:
+        return
+    if explicit:
+        raise InputError(
+            f"{label}missing id field '{fields.id}' (the corpus's id_field)",
+            file=file,
+            line=line,
+            field=fields.id,
+        )
+    like = [k for k in ID_LIKE if k in keys]
+    if like:
+        raise InputError(
+            f"{label}no '{fields.id}' field, but '{like[0]}' looks like the id: set the "
+            f"corpus's id_field to '{like[0]}' (--id-field), or the documents get content ids",
+            file=file,
+            line=line,
+            field=like[0],
+        )
+
+
+def _load_json_like(
+    path: Path, fmt: str, fields: DocumentFields, explicit_id: bool = False
+) -> list[Document]:
     docs: list[Document] = []
     seen = DuplicateIdCheck(path)
     for line, label, obj in iter_json_records(path, fmt, container_key="documents"):
         doc = document_from_record(
             obj, path=path, line=line, label=label, fields=fields, source=f"{path}:{line}"
         )
+        _check_id_field(obj, fields, explicit_id, file=str(path), line=line, label=label)
         explicit = isinstance(obj, dict) and obj.get(fields.id) not in (None, "")
         seen.add(doc.id, explicit=explicit, line=line, here=where(label, line), field=fields.id)
         docs.append(doc)
     return docs
 
 
-def _load_csv(path: Path, fields: DocumentFields) -> list[Document]:
+def _load_csv(path: Path, fields: DocumentFields, explicit_id: bool = False) -> list[Document]:
     text = read_utf8(path)
     reader = csv.reader(io.StringIO(text, newline=""))
     file = str(path)
@@ -80,6 +115,7 @@ def _load_csv(path: Path, fields: DocumentFields) -> list[Document]:
             line=1,
             field=fields.text,
         )
+    _check_id_field(header, fields, explicit_id, file=file, line=1, label="header: ")
     dupes = sorted({h for h in header if header.count(h) > 1})
     if dupes:
         raise InputError(
@@ -196,7 +232,7 @@ def load_corpus(
     *,
     format: str | None = None,
     text_field: str = "text",
-    id_field: str = "id",
+    id_field: str | None = None,
     title_field: str = "title",
 ) -> list[Document]:
     """Load a corpus (see the module docstring for formats and errors); documents keep the
@@ -213,13 +249,13 @@ def load_corpus(
         raise InputError(
             f"format '{fmt}' needs a {'folder' if fmt == 'dir' else 'file'}", file=str(path)
         )
-    fields = DocumentFields(text_field, id_field, title_field)
+    fields = DocumentFields(text_field, id_field or "id", title_field)
     if fmt == "dir":
         docs = _load_dir(path)
     elif fmt == "csv":
-        docs = _load_csv(path, fields)
+        docs = _load_csv(path, fields, id_field is not None)
     else:
-        docs = _load_json_like(path, fmt, fields)
+        docs = _load_json_like(path, fmt, fields, id_field is not None)
     if not docs:
         raise InputError("the corpus has no documents", file=str(path))
     return docs

@@ -14,7 +14,8 @@ The seven types (``ATTACK_TYPES``) and the mode each must expect (``TYPE_MODES``
   the answer must hold the true fact (``answers``/``contains``) and not the false value
   (``excludes``, required);
 * ``unanswerable`` (abstain) — the corpus does not say; the pipeline must decline (no
-  ``answers``, ``contains``, ``excludes`` or ``evidence_doc_ids``);
+  ``answers``, ``contains`` or ``evidence_doc_ids``; ``excludes`` may name a value it must not
+  make up, kept for the reader: the verdict is abstention either way);
 * ``distractor`` (answer) — a negation or near-miss sentence competes ("are monthly plans
   refundable?" next to "annual memberships can be refunded in full");
 * ``citation_trap`` (answer) — a claim that must cite the right passage (a near-duplicate
@@ -28,10 +29,11 @@ meta}``) plus a required ``type``. ``mode`` defaults to the type's mode. Rules, 
 matches the type; every evidence id is in the corpus (when ``corpus_ids`` is given); every
 type but ``unanswerable`` names ``evidence_doc_ids``; an ``answer``/``correct_premise`` case has
 ``answers`` or ``contains`` (else there is nothing to check); a ``false_premise`` case has
-``excludes``; an ``unanswerable`` case has none of the four lists. Loaded cases carry
-``meta["attack_type"]``, ``meta["origin"] = "dataset"``, ``meta["file"]`` and
-``meta["line"]``; they are inputs, like golden questions (``Case.probe`` as the file gives
-it), and the probe that reads them (``Probe.uses_attack_cases``) makes its own cases from them.
+``excludes``; an ``unanswerable`` case has no ``answers``, ``contains`` or
+``evidence_doc_ids``. Loaded cases carry ``meta["attack_type"]``, ``meta["origin"] =
+"dataset"``, ``meta["file"]`` and ``meta["line"]``; they are inputs, like golden questions
+(``Case.probe`` as the file gives it), and the probe that reads them
+(``Probe.uses_attack_cases``) makes its own cases from them.
 """
 
 from __future__ import annotations
@@ -88,7 +90,7 @@ def validate_attack_case(
             field="mode",
         )
     if want == "abstain":
-        for name in ("answers", "contains", "excludes", "evidence_doc_ids"):
+        for name in ("answers", "contains", "evidence_doc_ids"):
             if getattr(exp, name):
                 raise InputError(
                     f"{label}an unanswerable case is scored on abstention only: leave {name} empty",

@@ -76,7 +76,12 @@ def _pipeline_for(config: ScanConfig) -> tuple[Pipeline, list[Document]]:
     if config.demo:
         documents = load_corpus(demo_data_dir() / "corpus.jsonl")
     elif config.corpus.path is not None:
-        documents = load_corpus(config.corpus.path, format=config.corpus.format)
+        documents = load_corpus(
+            config.corpus.path,
+            format=config.corpus.format,
+            id_field=config.corpus.id_field,
+            text_field=config.corpus.text_field,
+        )
     elif config.pipeline.type == "reference":
         raise InputError(
             "some records have no answer or no retrievalContext, so the pipeline "

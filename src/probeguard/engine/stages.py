@@ -32,8 +32,8 @@ from probeguard.core.io import atomic_write_text
 from probeguard.core.pipeline import Pipeline
 from probeguard.core.records import Attribution, CaseRecord, RunHeader, RunStats
 from probeguard.corpus.loaders import load_corpus
-from probeguard.corpus.questions import load_questions
-from probeguard.dataset.attack_types import load_attack_cases
+from probeguard.dataset.formats import load_case_file
+from probeguard.dataset.manifest import manifest_hashes
 from probeguard.detectors.factory import build_judges
 from probeguard.log.writer import RunLogWriter
 from probeguard.metrics.golden import (
@@ -106,10 +106,15 @@ def load_inputs(config: ScanConfig) -> tuple[list[Document], list[Case]]:
             raise InputError(
                 "no corpus: set corpus.path in the config (or use --demo)", field="corpus.path"
             )
-        documents = load_corpus(config.corpus.path, format=config.corpus.format)
+        documents = load_corpus(
+            config.corpus.path,
+            format=config.corpus.format,
+            id_field=config.corpus.id_field,
+            text_field=config.corpus.text_field,
+        )
         questions_path = config.corpus.questions
     cases = (
-        load_questions(questions_path, corpus_ids={d.id for d in documents})
+        load_case_file(questions_path, corpus_ids={d.id for d in documents})
         if questions_path is not None
         else []
     )
@@ -124,7 +129,7 @@ def load_attacks(config: ScanConfig, documents: Sequence[Document]) -> list[Case
     path = demo_data_dir() / "attacks.jsonl" if config.demo else config.corpus.attacks
     if path is None:
         return []
-    return load_attack_cases(path, corpus_ids={d.id for d in documents})
+    return load_case_file(path, corpus_ids={d.id for d in documents}, attack=True)
 
 
 def build_pipeline(config: ScanConfig, documents: Sequence[Document]) -> Pipeline:
@@ -198,6 +203,8 @@ class Generated:
     plan: ProbePlan
     """The probes that run, their cases, and the ones skipped."""
     header: RunHeader
+    manifests: Mapping[str, str] | None = None
+    """Case file name -> sha256 of the manifest it matched (``dataset.manifest``)."""
 
     @property
     def cases(self) -> list[Case]:
@@ -214,6 +221,7 @@ def generate(
     """Load the inputs (or take ``inputs``), build the pipeline (or take ``pipeline``) and
     generate the probes' cases. Pure apart from reading the inputs."""
     documents, golden = (list(inputs[0]), list(inputs[1])) if inputs else load_inputs(config)
+    manifests = dataset_manifests(config)
     if pipeline is None:
         pipeline = build_pipeline(config, documents)
     header = RunHeader(
@@ -238,7 +246,17 @@ def generate(
         ctx=ctx,
         plan=plan_probes(config.probes, ctx),
         header=header,
+        manifests=manifests or None,
     )
+
+
+def dataset_manifests(config: ScanConfig) -> dict[str, str]:
+    """The questions and attack files checked against their manifests (none for the demo);
+    a file that does not match its manifest is refused (``InputError``)."""
+    if config.demo:
+        return {}
+    paths = [config.corpus.questions, config.corpus.attacks]
+    return manifest_hashes(paths, config.corpus.manifest)
 
 
 # -- execute ---------------------------------------------------------------------------------
@@ -420,6 +438,7 @@ def assemble(
         records=list(scored.records),
         groups=list(scored.probes.groups),
         attribution=list(attributed.entries),
+        dataset_manifests=dict(generated.manifests) if generated.manifests else None,
     )
 
 

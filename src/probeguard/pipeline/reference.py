@@ -10,7 +10,9 @@ and it supports every capability, so probes and attribution can run counterfactu
 - ``oracle_context``: the given texts go straight to the generator;
 - ``prompt_override``: a template name or text;
 - ``retrieval``: ``{"mode": "dense"|"bm25"|"hybrid", "top_k": int, "min_score": float,
-  "filters": {...}}``;
+  "filters": {...}, "rerank": bool}``; ``"rerank": False`` skips the configured re-ranker for
+  the call (the retriever's own order, cut to ``top_k``: the counterfactual that tells
+  evidence re-ranked out of the top k from evidence never retrieved);
 - ``retrieve_only``: the retrieved contexts without a generated answer;
 - ``defences``: per-call overrides of ``config.defences`` (``DefencesConfig``).
 
@@ -85,6 +87,8 @@ from probeguard.pipeline.retrievers.base import Hit, Retriever, SearchRequest
 from probeguard.pipeline.retrievers.factory import make_retriever
 
 RETRIEVAL_MODES = ("dense", "bm25", "hybrid")
+RETRIEVAL_OVERRIDES = frozenset({"mode", "top_k", "min_score", "filters", "rerank"})
+"""The keys ``Variation.retrieval`` may hold for the reference pipeline."""
 
 
 _DEFENCE_REPORT: ContextVar[dict[str, Any] | None] = ContextVar("defence_report", default=None)
@@ -107,6 +111,14 @@ def chunking_spec(name: str) -> dict[str, Any]:
         f"unknown chunking '{name}': use 'document', 'sentences' or "
         "'tokens-SIZE-OVERLAP' (e.g. 'tokens-256-64')"
     )
+
+
+def _rerank(opts: Mapping[str, Any]) -> bool:
+    """Whether a call re-ranks: ``retrieval["rerank"]`` (a bool; default True)."""
+    flag = opts.get("rerank", True)
+    if not isinstance(flag, bool):
+        raise ValueError(f"retrieval override 'rerank' must be true or false, got {flag!r}")
+    return flag
 
 
 @dataclass
@@ -244,7 +256,7 @@ class ReferencePipeline:
         self, question: str, variation: Variation, defences: DefencesConfig, report: dict[str, Any]
     ) -> list[Hit]:
         opts = dict(variation.retrieval)
-        unknown = set(opts) - {"mode", "top_k", "min_score", "filters"}
+        unknown = set(opts) - RETRIEVAL_OVERRIDES
         if unknown:
             raise ValueError(f"unknown retrieval overrides: {', '.join(sorted(unknown))}")
         top_k = int(opts.get("top_k", self.config.top_k))
@@ -262,8 +274,9 @@ class ReferencePipeline:
         if defences.query_expansion:
             query = expand_query(question)
             report["expanded_query"] = query
+        reranker = self._reranker if _rerank(opts) else None
         depth = max(2 * top_k, self.config.rerank_candidates) if defences.reorders() else top_k
-        k = max(depth, self.config.rerank_candidates) if self._reranker else depth
+        k = max(depth, self.config.rerank_candidates) if reranker else depth
         hits = retriever.search(
             SearchRequest(
                 query=query,
@@ -274,8 +287,8 @@ class ReferencePipeline:
                 min_score=min_score,
             )
         )
-        if self._reranker is not None:
-            hits = self._reranker.rerank(query, hits, depth)
+        if reranker is not None:
+            hits = reranker.rerank(query, hits, depth)
         if defences.reorders():
             hits = self._reorder(question, hits, variation, defences, report)
         return hits[:top_k]

@@ -46,7 +46,10 @@ lost the gold evidence or moved it by more than the threshold), ``kind_mean_rank
 ``kind_moved_rates`` (the share whose gold rank changed at all); ``original_misses`` (share of
 groups with an answered original whose original missed) and ``original_miss_recovered`` (share
 of those a rewording or the semantic retriever recovered); and ``outcomes`` (groups per
-outcome). A failed group's mechanism is ``lexical_retrieval_miss`` (``failure_mechanism``).
+outcome). A failed group's mechanism is ``lexical_retrieval_miss`` (``failure_mechanism``:
+always for an original miss the semantic retriever recovers; for other failures when the
+semantic role ranks other documents than the pipeline's own retrieval, none when it ranks
+the same, and without a semantic role when the surgeon blamed the retriever or none).
 """
 
 from __future__ import annotations
@@ -267,6 +270,7 @@ class RetrievalGap(Probe[GapEvidence]):
         )
         if anchors:
             evidence.anchors = list(anchors)
+        evidence.semantic_differs = _semantic_differs(records)
         base = gold_rank(original, original.case.expected.evidence_doc_ids)
         evidence.original_rank = base
         if base is None or base > top_k:
@@ -362,12 +366,28 @@ class RetrievalGap(Probe[GapEvidence]):
         return tuple(moved or [r.role for r in evidence.variants if r.delta > 0])
 
     def failure_mechanism(self, evidence: GapEvidence, cause: str) -> str | None:
-        """``lexical_retrieval_miss`` for a failed group (a rewording lost the gold evidence,
-        or found what the original wording missed) when the surgeon blamed the retriever or
-        no component; None (the surgeon's own reading) when it blamed another component."""
-        if evidence.outcome in FAILING_OUTCOMES and cause in ("retriever", "undetermined"):
+        """How a failed group failed, from the probe's own counterfactuals first (as a
+        fracture's unsplit control; the surgeon's swaps replace only the failing roles, and an
+        original miss then fails as a gap, so they cannot repair it):
+
+        1. an original miss that the ``semantic`` role recovered: ``lexical_retrieval_miss``
+           whatever the surgeon blamed (the same words, retrieved by meaning over the same
+           chunks, find the evidence);
+        2. any other failure (a rewording lost the gold evidence, or only a rewording found
+           it) when the semantic role retrieved other documents than the original
+           (``semantic_differs``): ``lexical_retrieval_miss`` — wording moves the evidence
+           of a retriever that does not retrieve by meaning; when it retrieved the same ones,
+           None: the pipeline already retrieves by meaning, so the wording dependence is not
+           lexical and the surgeon's reading stands;
+        3. without a semantic role: ``lexical_retrieval_miss`` when the surgeon blamed the
+           retriever or no component, else None."""
+        if evidence.outcome not in FAILING_OUTCOMES:
+            return None
+        if evidence.outcome == "original_miss" and SEMANTIC in evidence.recovered_by:
             return MECHANISM
-        return None
+        if evidence.semantic_differs is not None:
+            return MECHANISM if evidence.semantic_differs else None
+        return MECHANISM if cause in ("retriever", "undetermined") else None
 
     # -- summary ----------------------------------------------------------------------------
     def summarize(self, verdicts: Sequence[ProbeVerdict]) -> GapSummary:
@@ -397,6 +417,20 @@ class RetrievalGap(Probe[GapEvidence]):
             original_miss_recovered=wilson(outcomes["original_miss"], misses),
             outcomes={o: outcomes[o] for o in OUTCOMES},
         )
+
+
+def _semantic_differs(records: Mapping[str, CaseRecord]) -> bool | None:
+    """Whether the ``semantic`` role ranked other documents than the original (None: no
+    answered semantic role)."""
+    semantic, original = records.get(SEMANTIC), records.get(ORIGINAL)
+    if semantic is None or semantic.output is None or original is None or original.output is None:
+        return None
+    return _ranked_docs(semantic) != _ranked_docs(original)
+
+
+def _ranked_docs(record: CaseRecord) -> list[str]:
+    assert record.output is not None
+    return [r.doc_id for r in sorted(record.output.retrieved, key=lambda r: r.rank)]
 
 
 def _evidence_text(question: Case, ctx: ProbeContext) -> str:

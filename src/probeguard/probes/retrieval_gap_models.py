@@ -40,6 +40,10 @@ class GapEvidence(ProbeEvidence):
     """Paraphrase kinds under which the gold evidence left the top-k."""
     recovered_by: list[str] = []
     """Kinds (or ``semantic``) whose call retrieved the gold evidence the original missed."""
+    semantic_differs: bool | None = None
+    """The ``semantic`` role (the question as written, retrieved by meaning) ranked other
+    documents than the original call: the pipeline's own retrieval is not that semantic one
+    (None: no semantic role answered)."""
     anchors: list[str] = []
     """The question's words that the ``targeted`` rewording aimed at (highest idf first)."""
     reasons: list[str] = []

@@ -87,6 +87,9 @@ class RunLog(ArtifactHeader):
     attribution: list[Attribution] = Field(default_factory=list)
     """Per attributed failure, its cause, evidence re-runs and fix (empty when attribution is
     off); totals in ``summary.attribution``."""
+    dataset_manifests: dict[str, str] | None = Field(default=None, exclude_if=lambda v: v is None)
+    """Case file name -> sha256 of the dataset manifest it was checked against
+    (``probeguard.dataset.manifest``); None (left out) when no case file had a manifest."""
 
     def golden_records(self) -> list[CaseRecord]:
         """The golden questions' records, in run order."""
