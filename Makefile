@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 SHARED_DATA ?= $(abspath ../shared/data)
 
-.PHONY: install demo lint test test-fast bench clean
+.PHONY: install browser demo lint test test-fast bench clean
 
 $(STAMP): requirements.lock pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -29,12 +29,22 @@ lint: install
 	$(BIN)/lint-imports
 	$(BIN)/mypy
 
+# The HTML report's browser tests drive Debian's chromium through Playwright (no browser
+# download): install it with apt-get when missing; without apt this fails loudly, so the
+# browser tests never skip silently.
+browser:
+	@command -v chromium >/dev/null 2>&1 || { command -v apt-get >/dev/null 2>&1 \
+		&& (apt-get update -qq && apt-get install -y -qq chromium >/dev/null) ; } \
+		|| { echo "error: chromium is missing and apt-get could not install it;" \
+			"the HTML report's browser tests need Debian's chromium" >&2; exit 1; }
+	@command -v chromium >/dev/null 2>&1 || { echo "error: chromium not found after install" >&2; exit 1; }
+
 # Every test, the slow ones (a real model, many calls, demo scans) included.
-test: lint
+test: lint browser
 	PROBEGUARD_SHARED_DATA=$(SHARED_DATA) $(BIN)/python -m pytest -q -p no:cacheprovider
 
 # The fast tier: everything not marked slow.
-test-fast: lint
+test-fast: lint browser
 	PROBEGUARD_SHARED_DATA=$(SHARED_DATA) $(BIN)/python -m pytest -q -p no:cacheprovider -m "not slow"
 
 bench: install

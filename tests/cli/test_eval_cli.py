@@ -103,6 +103,8 @@ def test_same_inputs_give_a_byte_identical_report(dataset, tmp_path):
     _invoke(dataset, "--out", tmp_path / "a")
     _invoke(dataset, "--out", tmp_path / "b")
     assert (tmp_path / "a" / "eval.md").read_bytes() == (tmp_path / "b" / "eval.md").read_bytes()
+    html = (tmp_path / "a" / "eval.html").read_bytes()
+    assert html == (tmp_path / "b" / "eval.html").read_bytes()
     assert (tmp_path / "a" / "eval.json").read_bytes() == (
         tmp_path / "b" / "eval.json"
     ).read_bytes()
@@ -226,3 +228,5 @@ def test_untrusted_record_text_is_escaped_in_the_report(tmp_path):
     report = (tmp_path / "o" / "eval.md").read_text()
     assert not re.search(r"(?<!\\)<img", report) and "](http" not in report
     assert "x | y" not in report and "\\<img" in report
+    page = (tmp_path / "o" / "eval.html").read_text()
+    assert "<img" not in page and "&lt;img src=http://e/x&gt;" in page

@@ -110,3 +110,16 @@ def test_bad_patch_exits_2(run_dir, tmp_path):
         cli, ["fix", str(run_dir), "--out", str(tmp_path), "--patch", "novalue"]
     )
     assert result.exit_code == 2 and "PATH=VALUE" in result.output
+
+
+@pytest.mark.slow  # a demo scan, then fixes re-run
+def test_fix_puts_verified_effects_into_the_runs_reports(run_dir, two_runs):
+    first, _ = two_runs
+    assert first.exit_code == 0, first.output
+    data = json.loads((run_dir / "fix" / "fix.json").read_text())
+    lead = (run_dir / "report.md").read_text().split("## Run")[0]
+    shown = [line for line in lead.splitlines() if line.startswith("- Verified effect: ")]
+    assert shown and "not verified yet" not in "".join(shown)
+    verdicts = {f["verdict"] for f in data["fixes"]}
+    assert all(line.split(": ")[1] in verdicts for line in shown)
+    assert "not verified yet" not in (run_dir / "report.html").read_text().split("Causes")[0]

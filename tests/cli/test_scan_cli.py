@@ -160,3 +160,15 @@ def test_demo_scan_runs_every_probe_and_reports_fcs(demo_cli_runs):
     assert "## Failure coverage" in report and "## Probes" in report
     coverage = report.split("## Failure coverage", 1)[1].lstrip()
     assert coverage.startswith("- **Empirical FCS: ")  # the report leads with the figure
+
+
+def test_error_messages_cannot_drive_the_terminal(capsys):
+    # Regression: an error naming a document id (user text) reached the terminal raw, so an
+    # id holding "ESC c" cleared the user's screen.
+    from probeguard.cli.common import fail
+
+    with pytest.raises(SystemExit) as info:
+        fail("unknown document id 'doc\x1bc\x07'")
+    err = capsys.readouterr().err
+    assert info.value.code == 2 and "\x1b" not in err and "\x07" not in err
+    assert err == "error: unknown document id 'doc\\x1bc\\x07'\n"

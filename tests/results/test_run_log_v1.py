@@ -59,7 +59,9 @@ def test_v1_run_log_renders_and_feeds_the_fix_collection(tmp_path):
     shutil.copy(V1, tmp_path / "run.json")
     run = load_run(tmp_path)
     report = render_markdown(run)
-    assert report.startswith("# ProbeGuard scan report\n\n- ProbeGuard 0.1.0, run log version 1")
+    # the first screen is the verdict (reports.markdown_lead); the run's header follows it
+    assert report.startswith("# ProbeGuard scan report\n\n**FAIL: 2 of 2 probe groups failed;")
+    assert "## Run\n\n- ProbeGuard 0.1.0, run log version 1" in report
     assert "## Golden questions" in report and "### Standard metrics" in report
     fixes = collect_fixes(run)
     assert fixes and all(f.id.startswith("fix-") for f in fixes)

@@ -10,12 +10,15 @@ from typing import Any
 import click
 
 from probeguard.config.loading import load_config
+from probeguard.core.sanitize import visible_controls
 
 __all__ = ["fail", "gate_options", "progress_bar", "scan_config", "scan_options"]
 
 
 def fail(message: str) -> None:
-    click.echo(f"error: {message}", err=True)
+    """Print ``error: message`` (control characters made visible: a message may name a
+    document id or quote user text) and exit with status 2."""
+    click.echo(f"error: {visible_controls(message)}", err=True)
     sys.exit(2)
 
 

@@ -19,15 +19,18 @@ from probeguard.cli.dataset import dataset
 from probeguard.cli.gate import compare_command, gate_after_scan, gate_policy
 from probeguard.config.loading import load_config, locate_in_file
 from probeguard.core.errors import InputError, ProbeGuardError
+from probeguard.core.sanitize import visible_controls
 from probeguard.engine.evaluate import evaluate
 from probeguard.engine.fixes import parse_patch_option, verify_fixes, write_fix
 from probeguard.engine.registry import parts
+from probeguard.engine.reports import write_reports
 from probeguard.engine.scan import scan as run_scan
 from probeguard.engine.sweep import sweep_backends
 from probeguard.metrics.thresholds import parse_threshold
 from probeguard.probes.models import SkippedProbe
 from probeguard.reports.fix_markdown import short_estimate
 from probeguard.results import ARTIFACTS, json_schema
+from probeguard.results.run import load_run_log
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -119,6 +122,7 @@ def scan(
             mechanisms = ", ".join(f"{m} {n}" for m, n in attribution.mechanisms.items())
             click.echo(f"  mechanisms: {mechanisms}")
     click.echo(f"report: {result.report_path}")
+    click.echo(f"html report: {result.html_path}")
     click.echo(f"run log: {result.run_path}")
     try:
         code = gate_after_scan(
@@ -307,6 +311,7 @@ def eval_command(
         status = f"  {check.status} (≥ {check.threshold:.2f})" if check else ""
         click.echo(f"  {name:<22} {shown} n={mean.n} unscored={entry.unscored}{status}")
     click.echo(f"report: {result.report_path}")
+    click.echo(f"html report: {result.html_path}")
     click.echo(f"results: {result.json_path}")
     if not result.passed:
         click.echo("FAILED: below threshold: " + ", ".join(data.thresholds.failed), err=True)
@@ -390,6 +395,8 @@ def fix_command(
         return
     data = result.artifact
     json_path, report_path = write_fix(result, out)
+    if out_dir is None:  # fix.json where the run's reports look for it: show the effects
+        write_reports(load_run_log(run_dir), run_dir)
     click.echo(
         f"{data.failures} failures, {data.attributed} attributed; "
         f"{len(data.fixes)} fixes; {result.calls} pipeline calls, "
@@ -407,7 +414,7 @@ def fix_command(
                 f"({len(b.new_false_refusals)} new of {b.n})"
             )
         else:
-            click.echo(f"{'':<9} {f.reason}")
+            click.echo(f"{'':<9} {visible_controls(f.reason)}")
     click.echo(f"report: {report_path}")
     click.echo(f"results: {json_path}")
     unverified = [f.id for f in data.fixes if f.verdict not in ("verified", "not_applicable")]

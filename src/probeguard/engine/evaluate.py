@@ -1,13 +1,13 @@
 """``probeguard eval``, end to end: load the dataset, call the pipeline for the records that
 lack an answer or contexts (through the runner, the only place that calls a pipeline),
 score every record once (``metrics.standard``), summarise overall and by tag, check the
-thresholds, and write ``eval.json`` (``results.eval.EvalArtifact``) and ``eval.md``
-(atomically, so nothing is half-written). The same stages as a scan (``engine.stages``):
+thresholds, and write ``eval.json`` (``results.eval.EvalArtifact``), ``eval.md`` and
+``eval.html`` (atomically, so nothing is half-written). The same stages as a scan (``engine.stages``):
 
     generate: dataset → cases for the records that need the pipeline
     execute:  runner → pipeline (``stages.build_runner``, ``stages.execute``)
     score:    claims + claim×chunk judgment → metrics → summary → thresholds
-    render:   eval.json, eval.md
+    render:   eval.json, eval.md, eval.html
 
 Which pipeline: the configured one (``pipeline`` in the config; the reference pipeline by
 default, over ``corpus.path`` or the demo corpus with ``demo: true``), or ``pipeline=``.
@@ -38,13 +38,15 @@ from probeguard.engine.stages import build_pipeline, build_runner, demo_data_dir
 from probeguard.metrics.golden import threshold_report
 from probeguard.metrics.standard import METRICS, MetricScore, score_standard, unscored
 from probeguard.metrics.summary import MetricsSummary, summarize_values
+from probeguard.reports.eval_html import render_eval_html
 from probeguard.reports.eval_markdown import render_eval_markdown
 from probeguard.results.eval import EvalArtifact, EvalPipeline, EvalRecordResult
 
-__all__ = ["EVAL_JSON", "EVAL_MD", "EvalResult", "evaluate", "score_record"]
+__all__ = ["EVAL_HTML", "EVAL_JSON", "EVAL_MD", "EvalResult", "evaluate", "score_record"]
 
 EVAL_JSON = "eval.json"
 EVAL_MD = "eval.md"
+EVAL_HTML = "eval.html"
 
 
 @dataclass(frozen=True)
@@ -69,6 +71,10 @@ class EvalResult:
     @property
     def report_path(self) -> Path:
         return self.out_dir / EVAL_MD
+
+    @property
+    def html_path(self) -> Path:
+        return self.out_dir / EVAL_HTML
 
 
 def _pipeline_for(config: ScanConfig) -> tuple[Pipeline, list[Document]]:
@@ -174,6 +180,7 @@ def evaluate(
     report = render_eval_markdown(artifact)
     write_artifact(out / EVAL_JSON, artifact)
     atomic_write_text(out / EVAL_MD, report)
+    atomic_write_text(out / EVAL_HTML, render_eval_html(artifact))
     return EvalResult(artifact, out)
 
 

@@ -17,6 +17,7 @@ from probeguard.config.models import ScanConfig
 from probeguard.core.cases import Case
 from probeguard.core.documents import Document
 from probeguard.core.pipeline import Pipeline
+from probeguard.engine.reports import REPORT_HTML
 from probeguard.engine.stages import (
     REPORT_MD,
     RUN_JSON,
@@ -44,6 +45,10 @@ class ScanResult:
         return self.out_dir / REPORT_MD
 
     @property
+    def html_path(self) -> Path:
+        return self.out_dir / REPORT_HTML
+
+    @property
     def run_path(self) -> Path:
         return self.out_dir / RUN_JSON
 
@@ -57,7 +62,8 @@ def scan(
     pipeline: Pipeline | None = None,
     inputs: tuple[Sequence[Document], Sequence[Case]] | None = None,
 ) -> ScanResult:
-    """Run a scan and write ``run.jsonl``, ``run.json`` and ``report.md`` into ``out_dir``.
+    """Run a scan and write ``run.jsonl``, ``run.json``, ``report.md`` and ``report.html``
+    into ``out_dir``.
 
     ``resume`` reuses the finished cases of an interrupted run in the same directory.
     ``pipeline`` overrides the configured one (for library users with their own object);

@@ -35,6 +35,7 @@ from probeguard.corpus.loaders import load_corpus
 from probeguard.dataset.formats import load_case_file
 from probeguard.dataset.manifest import manifest_hashes
 from probeguard.detectors.factory import build_judges
+from probeguard.engine.reports import REPORT_MD, write_reports
 from probeguard.log.writer import RunLogWriter
 from probeguard.metrics.golden import (
     GoldenVerdict,
@@ -54,7 +55,6 @@ from probeguard.probes.evaluate import (
     plan_probes,
     probe_context,
 )
-from probeguard.reports.markdown import render_markdown
 from probeguard.results.run import RunLog, RunSummary
 from probeguard.runner.cache import ResponseCache
 from probeguard.runner.executor import Runner, RunnerConfig
@@ -86,7 +86,6 @@ __all__ = [
 
 RUN_JSONL = "run.jsonl"
 RUN_JSON = "run.json"
-REPORT_MD = "report.md"
 
 
 # -- inputs and parts ------------------------------------------------------------------------
@@ -443,6 +442,6 @@ def assemble(
 
 
 def render_run(run: RunLog, out_dir: Path) -> None:
-    """Write ``run.json`` and ``report.md`` (atomically) into ``out_dir``."""
+    """Write ``run.json``, ``report.md`` and ``report.html`` (atomically) into ``out_dir``."""
     atomic_write_text(out_dir / RUN_JSON, run.model_dump_json(indent=2) + "\n")
-    atomic_write_text(out_dir / REPORT_MD, render_markdown(run))
+    write_reports(run, out_dir)

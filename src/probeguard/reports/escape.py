@@ -11,15 +11,17 @@ import re
 from typing import Any
 
 from probeguard.core.estimate import Estimate
+from probeguard.core.sanitize import visible_controls
 
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()<>#+!|~])")
 
 
 def md_inline(text: str, max_len: int | None = 160) -> str:
-    """One-line Markdown-safe text: whitespace collapsed, every Markdown metacharacter
+    """One-line Markdown-safe text: control characters made visible escapes
+    (``core.sanitize.visible_controls``), whitespace collapsed, every Markdown metacharacter
     (including ``|``, ``<``, ``>``, brackets and backticks) backslash-escaped, and cut to
     ``max_len`` characters (with an ellipsis) before escaping."""
-    flat = " ".join(text.split())
+    flat = " ".join(visible_controls(text).split())
     if max_len is not None and len(flat) > max_len:
         flat = flat[: max_len - 1].rstrip() + "…"
     return _MD_SPECIAL.sub(r"\\\1", flat)
@@ -37,3 +39,13 @@ def format_estimate(value: Any) -> str:
     if isinstance(value, float) and math.isnan(value):
         return "n/a"
     return md_inline(str(value))
+
+
+def md_code_block(text: str, lang: str = "") -> str:
+    """``text`` as a fenced Markdown code block, control characters made visible; the fence
+    is one backtick longer than the longest backtick run inside, so nothing closes it early
+    (CommonMark 0.31, "Fenced code blocks")."""
+    body = visible_controls(text).rstrip("\n")
+    longest = max((len(run) for run in re.findall(r"`+", body)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}{lang}\n{body}\n{fence}"

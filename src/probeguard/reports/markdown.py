@@ -7,6 +7,7 @@ statistics live in ``run.json``.
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -18,6 +19,8 @@ from probeguard.metrics.golden import GoldenStandardSummary, GoldenVerdict
 from probeguard.probes.models import SkippedProbe
 from probeguard.reports.escape import format_estimate, md_inline
 from probeguard.reports.eval_markdown import metrics_table, unsupported_claim_lines
+from probeguard.reports.markdown_lead import lead_section
+from probeguard.results.fix import FixArtifact
 from probeguard.results.run import RunLog
 
 GOLDEN_ROWS = [
@@ -203,6 +206,8 @@ def _value(value: Any) -> str:
         return format_estimate(value)
     if isinstance(value, dict):
         return "; ".join(f"{md_inline(str(k), 40)}: {_value(v)}" for k, v in value.items())
+    if isinstance(value, (list, tuple)):
+        return ", ".join(_value(v) for v in value) or "–"
     if isinstance(value, float):
         return "n/a" if math.isnan(value) else f"{value:.3f}"
     return md_inline(str(value), 200)
@@ -212,7 +217,9 @@ def _evidence(evidence: dict[str, Any]) -> str:
     """Scalar evidence fields, compact and escaped (the full evidence is in run.json)."""
     parts = []
     for key, value in evidence.items():
-        if isinstance(value, (str, int, float, bool)) or value is None:
+        if isinstance(value, bool) or value is None:
+            parts.append(f"{key}={_mark(value)}")  # yes / no / –, never a Python repr
+        elif isinstance(value, (str, int, float)):
             parts.append(f"{key}={value}")
     return md_inline("; ".join(parts), 240)
 
@@ -295,7 +302,7 @@ def _causes_section(run: RunLog) -> list[str]:
             "|---|---|---|---|---|",
         ]
         for f in fixes:
-            patch = "; ".join(f"{k} = {v}" for k, v in f.config_patch.items())
+            patch = "; ".join(f"{k} = {_setting(v)}" for k, v in f.config_patch.items())
             lines.append(
                 f"| {f.cases} | {md_inline(f.cause)} | "
                 f"{md_inline(f.title, 80)} | {md_inline(patch, 160)} | "
@@ -325,10 +332,30 @@ def _causes_section(run: RunLog) -> list[str]:
     return lines
 
 
-def render_markdown(run: RunLog) -> str:
+def _setting(value: Any) -> str:
+    """A config value as the config file would spell it: a component as ``name (k=v, …)``,
+    a mapping as ``k=v, …``, a scalar as JSON (no Python reprs)."""
+    if isinstance(value, dict):
+        rest = ", ".join(f"{k}={_setting(v)}" for k, v in value.items() if k != "name")
+        if "name" in value:
+            return f"{value['name']} ({rest})" if rest else str(value["name"])
+        return rest or "{}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_setting(v) for v in value) + "]"
+    return value if isinstance(value, str) else json.dumps(value)
+
+
+def render_markdown(run: RunLog, verified: FixArtifact | None = None) -> str:
+    """``report.md``: the verdict, worst probes and top fixes first
+    (``reports.markdown_lead``), then the run, failure coverage, probes, causes and golden
+    questions. ``verified`` is the run's ``fix.json`` when ``probeguard fix`` has run."""
     cfg = run.config.get("pipeline", {})
     lines = [
         "# ProbeGuard scan report",
+        "",
+        *lead_section(run, verified),
+        "",
+        "## Run",
         "",
         f"- ProbeGuard {md_inline(run.probeguard_version)}, run log version {run.version}",
         # No code span around escaped text: inside one, the escapes would show as backslashes
@@ -339,7 +366,7 @@ def render_markdown(run: RunLog) -> str:
     if cfg.get("type") == "reference":
         ref = cfg.get("reference", {})
         parts = ", ".join(
-            f"{k}: {md_inline(str(ref.get(k)), 80)}"
+            f"{k}: {md_inline(_setting(ref.get(k)), 80)}"
             for k in (
                 "chunker",
                 "embedder",
