@@ -217,6 +217,19 @@ def test_measure_uses_the_dev_threshold_on_test():
     assert row.auroc.value == pytest.approx((1 + 0.5) / 2)  # 0.7 > 0.5; 0.5 ties 0.5
     assert row.balanced_accuracy_as_judged is not None
     assert row.balanced_accuracy_as_judged.value == 0.5  # nothing reaches 1.0
+    # the judge's own calls, given apart from the graded score (the NaN record's is dropped)
+    called = measure(
+        "j",
+        "judge",
+        "d",
+        dev,
+        test,
+        rng=np.random.default_rng(0),
+        resamples=50,
+        decisions=[False, True, True, True],
+    )
+    assert called.balanced_accuracy_as_judged is not None
+    assert called.balanced_accuracy_as_judged.value == 1.0
 
 
 # -- end to end ------------------------------------------------------------------------------

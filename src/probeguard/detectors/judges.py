@@ -82,6 +82,9 @@ class Verdict:
     reason: str = ""
     retries: int = 0
     """Re-asks after malformed judge output (LLM judge)."""
+    support: float = NAN
+    """A graded support in [0, 1] that ranks cells (1 = supported; the offline judge's rule
+    in its module docstring); NaN when the judge gives none (then ``label`` alone grades)."""
 
     @property
     def scored(self) -> bool:

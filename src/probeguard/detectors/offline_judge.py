@@ -10,7 +10,12 @@ got) and words holding a digit (numbers are checked by rule). For each sentence 
 ``k`` with stems ``S_j`` and, when it opens with a pronoun, the stems ``P_j`` inherited from the
 sentence before it (one-step anaphora, as in the extractive generator)::
 
-    cov(c, s_j) = (|T ∩ S_j| + 0.75·|T ∩ (P_j − S_j)|) / |T|
+    cov(c, s_j) = (|T ∩ S'_j| + 0.75·|T ∩ (P_j − S'_j)|) / |T|,   S'_j = S_j ∪ extra(T, S_j)
+
+where ``extra`` holds the claim words the sentence states with a synonym, an irregular
+past or another form ("send back" ~ "returned", "won" ~ "win", "died" ~ "dies";
+``detectors.synonyms``), read only in a sentence that holds at least ``SYNONYM_FLOOR`` =
+0.25 of ``T`` itself.
 
 * **about**: ``cov ≥ about`` (default 0.5) — the sentence talks about the claim.
 * **numbers, years and dates** are read the same way in the claim and in ``s_j``:
@@ -126,10 +131,27 @@ things' names at ``cov ≥ support`` (``comparisons.each_holds``; like time orde
 every chunk, never their order). So "Both are American authors." for "Alan Furst and Lee
 Child are what?" is unsupported when Lee Child is "a British author".
 
+**Spread.** A claim that no sentence supports and none contradicts may be supported by
+several sentences of one chunk together (a ground truth stated over two sentences): the
+group is ``sentences.spread`` — greedily, the sentence covering most of the claim's words
+and numbers, then up to ``SPREAD`` = 3 sentences each adding some not yet covered (linear
+in the chunk's sentences) — and it supports when, read over the group, ``cov`` of the union
+(``set_coverage``) ``≥ support``, every claim name is among its stems, every claim number
+and date is matched in its joined text, no sentence of it gives a shared predicate the
+opposite polarity, the polarity, name-order, comparison, "both" and answer-word rules hold
+over its sentences. Question-anchored claims are judged one sentence at a time.
+
+**Graded support** (``Verdict.support``, read by ``metrics.judged.support_score``, so that
+a score can rank claims rather than only count verdicts): for a supported cell
+``0.9 + 0.1·cov`` (the deciding sentence's or group's ``cov``: a claim stated word for word
+ranks above one whose words are three quarters there), 0 for a contradicted one, and for
+an unsupported one ``UNSUPPORTED_GRADE``·max(best ``cov``, ``set_coverage`` of its spread
+group) with ``UNSUPPORTED_GRADE`` = 0.9, so no higher than any supported cell.
+
 ``score`` is the deciding sentence's ``cov``. Names are compared as stems, so a name missing
 from the chunk makes a claim unsupported, never contradicted: "We ship to Brazil" against
-"We ship to Canada" is not a contradiction (both can be true). Paraphrase defeats it
-("send back" vs "return"): it is a lexical judge.
+"We ship to Canada" is not a contradiction (both can be true). Paraphrase beyond the
+synonym table defeats it: it is a lexical judge.
 
 The offline **relevance** of a statement to a question (``OfflineJudge.relevance``, used by
 contextual relevancy) is the extractive generator's idf-weighted support
@@ -170,6 +192,15 @@ from probeguard.detectors.sentences import (
     claim_terms,
     coverage,
     names_in_order,
+    set_coverage,
+    spread,
+    value_words,
+)
+from probeguard.detectors.spread import (
+    UNSUPPORTED_GRADE,
+    group_supports,
+    group_verdict,
+    supported_grade,
 )
 from probeguard.detectors.value_checks import claim_numbers, date_check, number_check
 from probeguard.nlp.mentions import (
@@ -177,7 +208,7 @@ from probeguard.nlp.mentions import (
 )
 from probeguard.nlp.support import support_scores
 
-__all__ = ["OfflineJudge", "best_sentence"]
+__all__ = ["UNSUPPORTED_GRADE", "OfflineJudge", "best_sentence"]
 
 
 @lru_cache(maxsize=64)
@@ -192,7 +223,7 @@ class OfflineJudge:
     idf-weighted support for a statement to be relevant to a question."""
 
     name = "offline"
-    version = 4
+    version = 5
     """Bumped when a rule changes verdicts. 2: years, ordinals, decades and numbers in
     brackets read alike in claim and context; dotted abbreviations one name; polarity read
     per predicate (module docstring), no longer from any negation cue in the clause that
@@ -201,7 +232,9 @@ class OfflineJudge:
     4: a claim judged with its question needs its answer words (those not in the question)
     stated in the sentence; a "both" claim must hold of each thing; a claim's names of
     several words are found, in order, within one name of the sentence; a value answer is
-    anchored by the sentences of its own chunk too."""
+    anchored by the sentences of its own chunk too. 5: up to ``SPREAD`` sentences of one chunk
+    support a claim together (**Spread**); every cell carries a graded ``support``; synonyms
+    and irregular pasts count in ``cov``."""
 
     accepts_question = True
     """``judge`` reads the question (question-anchored bare claims, module docstring)."""
@@ -366,6 +399,15 @@ class OfflineJudge:
             elif own >= self.support and names_ok and n_ok and d_ok and p_ok:
                 if supported is None or cov > supported[0]:
                     supported = (cov, s)
+        group = (
+            spread(terms | value_words(claim), sentences)
+            if anchor is None and supported is None
+            else ()
+        )
+        if conflict is None and len(group) > 1:
+            rules = (compared, ordered, new, borrowed, each)
+            if group_supports(claim, terms, group, self.support, rules):
+                return group_verdict(terms, ctx, group)
         if supported is not None:
             cov, s = supported
             return Verdict(
@@ -377,15 +419,25 @@ class OfflineJudge:
                 f"the sentence holds {cov:.0%} of the claim's words and its "
                 "numbers, dates and names"
                 + ("" if anchor is None else " (the claim anchored by its question's words)"),
+                support=supported_grade(cov),
             )
         if conflict is not None:
             cov, s, why = conflict
             return Verdict(
-                "contradicted", round(cov, 4), ctx.chunk_id, s.text, (s.start, s.end), why
+                "contradicted",
+                round(cov, 4),
+                ctx.chunk_id,
+                s.text,
+                (s.start, s.end),
+                why,
+                support=0.0,
             )
         if best is None:
-            return Verdict("unsupported", 0.0, ctx.chunk_id, reason="the chunk is empty")
+            return Verdict(
+                "unsupported", 0.0, ctx.chunk_id, reason="the chunk is empty", support=0.0
+            )
         cov, s = best
+        graded = UNSUPPORTED_GRADE * max(cov, set_coverage(terms, group))
         return Verdict(
             "unsupported",
             round(cov, 4),
@@ -395,6 +447,7 @@ class OfflineJudge:
             f"the closest sentence holds {cov:.0%} of the claim's words"
             + ("" if anchor is None else " and its question's words")
             + ("" if cov < self.support else " but not all its numbers, dates and names"),
+            support=round(graded, 4),
         )
 
     def relevance(self, question: str, statements: Sequence[str]) -> list[Relevance]:

@@ -4,9 +4,11 @@ coverage ``cov`` of a claim's words by a sentence (``probeguard.detectors.offlin
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
+from probeguard.detectors.synonyms import synonym_cover
 from probeguard.nlp.mentions import (
     NEGATION_CUES,
     date_mentions,
@@ -17,6 +19,10 @@ from probeguard.nlp.text import STOPWORDS, content_words, word_spans
 
 LIGHT = frozenset({"have", "has", "had", "get", "gets", "got"})
 ANAPHORA = 0.75
+SYNONYM_FLOOR = 0.25
+"""Synonyms count in a sentence that holds at least this share of the claim's words itself
+(one that shares nothing with the claim is not made about it by a synonym; and it bounds
+the look-ups)."""
 
 
 @lru_cache(maxsize=16384)
@@ -123,7 +129,60 @@ def coverage(terms: frozenset[str], sentence: Sentence) -> float:
     nothing on its own (its about-ness must come from its question, ``_anchor``)."""
     if not terms:
         return 0.0
-    return (len(terms & sentence.own) + ANAPHORA * len(terms & sentence.inherited)) / len(terms)
+    own, inherited = sentence.own, sentence.inherited
+    held = len(terms & own)
+    if held == len(terms):
+        return 1.0
+    extra = synonym_cover(terms, own) if held >= SYNONYM_FLOOR * len(terms) else frozenset()
+    if extra:
+        own, inherited = own | extra, inherited - extra
+    return (len(terms & own) + ANAPHORA * len(terms & inherited)) / len(terms)
+
+
+SPREAD = 3
+"""Most sentences of one chunk whose words together may support a claim (``spread``)."""
+
+
+def set_coverage(terms: frozenset[str], group: Sequence[Sentence]) -> float:
+    """``cov`` of ``terms`` by the union of ``group``'s sentences: own words of any of them
+    count 1, words only inherited through a pronoun ``ANAPHORA``; 0.0 for no terms."""
+    if not terms or not group:
+        return 0.0
+    own = frozenset().union(*(s.own for s in group))
+    own |= synonym_cover(terms, own)
+    inherited = frozenset().union(*(s.inherited for s in group)) - own
+    return (len(terms & own) + ANAPHORA * len(terms & inherited)) / len(terms)
+
+
+@lru_cache(maxsize=16384)
+def value_words(text: str) -> frozenset[str]:
+    """The content words of ``text`` that hold a digit ("50", "1774"), as sentence stems
+    keep them: what ``spread`` must also gather for the claim's numbers."""
+    return frozenset(w for w in content_words(text) if any(ch.isdigit() for ch in w))
+
+
+def spread(terms: frozenset[str], sentences: Sequence[Sentence]) -> tuple[Sentence, ...]:
+    """The sentences of one chunk that together cover most of ``terms``, greedily: the
+    sentence of highest ``cov`` first, then, up to ``SPREAD`` sentences, the one that adds
+    most of the claim's words not yet covered (ties: the earlier), while one adds any
+    (``terms`` may hold ``value_words`` too: a sentence that adds a number counts).
+    Linear in the chunk's sentences (``SPREAD`` passes); returned in chunk order."""
+    chosen: list[int] = []
+    covered: frozenset[str] = frozenset()
+    for _ in range(SPREAD):
+        gains = [
+            (len((terms - covered) & (s.own | s.inherited)), -i)
+            for i, s in enumerate(sentences)
+            if i not in chosen
+        ]
+        if not gains:
+            break
+        gain, neg = max(gains)
+        if chosen and gain == 0:
+            break
+        chosen.append(-neg)
+        covered |= terms & (sentences[-neg].own | sentences[-neg].inherited)
+    return tuple(sentences[i] for i in sorted(chosen))
 
 
 def best_sentence(claim: str, text: str) -> tuple[str, tuple[int, int] | None, float]:

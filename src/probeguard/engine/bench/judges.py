@@ -11,7 +11,7 @@ scores and the baseline: ``engine.bench.judges_models``):
 3. on test at that t: balanced accuracy, per-class precision and recall (Wilson), and AUROC of
    the score (P(score of a supported record > score of an unsupported one) + ½·P(tie),
    ``metrics.gate.auroc``); for a judge also the balanced accuracy of its own decision
-   (score = 1, every claim supported), which needs no dev split.
+   (every claim supported: ``judges_models.judged``), which needs no dev split.
 
 Intervals on balanced accuracy and AUROC: a 95% percentile bootstrap over test records that
 resamples clusters (``engine.bench.judge.cluster_bootstrap``: a HaluEval question's two
@@ -45,7 +45,7 @@ from probeguard.engine.bench.judges_data import (
     missing_files,
     take,
 )
-from probeguard.engine.bench.judges_models import JUDGE_NAMES, JudgeSpec, build_specs
+from probeguard.engine.bench.judges_models import JUDGE_NAMES, JudgeSpec, Scored, build_specs
 from probeguard.metrics.gate import auroc
 from probeguard.reports.bench_judges import render_judges
 from probeguard.results.bench_judges import (
@@ -103,9 +103,13 @@ def measure(
     rng: np.random.Generator,
     resamples: int = RESAMPLES,
     seconds: float = 0.0,
+    decisions: Sequence[bool] | None = None,
 ) -> JudgeRow:
-    """One row of the table: the dev threshold, then the test measures (module doc)."""
+    """One row of the table: the dev threshold, then the test measures (module doc).
+    ``decisions``: the judge's own call per test record (default: score ≥ 1)."""
     threshold = best_threshold([s for _, s in dev], [r.label for r, _ in dev])
+    called = [s >= 1.0 for _, s in test] if decisions is None else list(decisions)
+    own = np.asarray([c for c, (_, s) in zip(called, test) if not math.isnan(s)], dtype=bool)
     kept = [(r, s) for r, s in test if not math.isnan(s)]
     scores = np.asarray([s for _, s in kept], dtype=float)
     labels = np.asarray([r.label for r, _ in kept], dtype=bool)
@@ -128,7 +132,7 @@ def measure(
         threshold=threshold,
         balanced_accuracy=_bootstrap(ba(predicted), clusters, rng, resamples) if decided else nan,
         balanced_accuracy_as_judged=(
-            None if kind == "baseline" else _bootstrap(ba(scores >= 1.0), clusters, rng, resamples)
+            None if kind == "baseline" else _bootstrap(ba(own), clusters, rng, resamples)
         ),
         auroc=_bootstrap(
             lambda idx: auroc(scores[idx][labels[idx]], scores[idx][~labels[idx]]),
@@ -146,7 +150,7 @@ def measure(
 
 def _score(
     spec: JudgeSpec, records: Sequence[LabelledClaim], progress: Progress | None
-) -> tuple[list[float], float]:
+) -> tuple[list[Scored], float]:
     started = time.perf_counter()
     out = []
     for i, r in enumerate(records):
@@ -179,7 +183,9 @@ def _run_set(
 ) -> tuple[JudgeRow, list[JudgeScore]]:
     cap = _cap(limit, spec.limit)
     dev, test = take(s.dev, cap), take(s.test, cap)
-    values, seconds = _score(spec, dev + test, progress)
+    scored, seconds = _score(spec, dev + test, progress)
+    values = [v[0] if isinstance(v, tuple) else v for v in scored]
+    calls = [v[1] if isinstance(v, tuple) else v >= 1.0 for v in scored[len(dev) :]]
     dev_pairs, test_pairs = list(zip(dev, values[: len(dev)])), list(zip(test, values[len(dev) :]))
     rng = _rng(seed, f"{s.name}/{spec.name}")
     row = measure(
@@ -191,6 +197,7 @@ def _run_set(
         rng=rng,
         resamples=resamples,
         seconds=seconds,
+        decisions=calls,
     )
     saved = [
         JudgeScore(dataset=s.name, judge=spec.name, split=split, id=r.id, label=r.label, score=v)

@@ -1,11 +1,12 @@
 """The judges ``probeguard bench judges`` measures, how each scores a record, and why one is
 skipped.
 
-A judge's **score** for a record is the share of the claim's factual claims it finds supported
-by the contexts — ``metrics.judged.faithfulness`` over ``judges.judge_claims`` of
+A judge's **score** for a record is its graded support of the claim's factual claims by the
+contexts — ``metrics.graded.support_score`` (the share of supported claims for a judge that
+grades nothing, a ranking score for the offline judge) over ``judges.judge_claims`` of
 ``claims.factual(claims.decompose(claim))``, with the question when the record has one, the
 same path ``probeguard eval`` takes. NaN (unscored) when nothing could be judged. The judge's
-own decision ("as judged") is score = 1: every claim supported.
+own decision ("as judged") is faithfulness = 1: every claim supported.
 
 Judges (``--judges``):
 
@@ -46,6 +47,7 @@ from probeguard.detectors.llm_judge import LlmJudge
 from probeguard.detectors.nli_judge import NliJudge
 from probeguard.detectors.offline_judge import OfflineJudge
 from probeguard.engine.bench.judges_data import LabelledClaim
+from probeguard.metrics.graded import support_score
 from probeguard.metrics.judged import faithfulness
 from probeguard.models.generators.base import Generation, Generator
 from probeguard.models.generators.llama_cpp import LlamaCppGenerator
@@ -59,6 +61,8 @@ __all__ = [
     "JudgeSpec",
     "SmolJudge",
     "build_specs",
+    "Scored",
+    "judged",
     "judged_score",
     "token_overlap",
 ]
@@ -68,6 +72,7 @@ BASELINE = "token_overlap"
 SMOLLM2_SETTINGS: dict[str, Any] = {"max_tokens": 96, "n_ctx": 2048, "threads": 1}
 NAN = math.nan
 _DEFAULT_LLM_URL = LlmJudgeConfig().base_url
+Scored = float | tuple[float, bool]
 
 
 @dataclass(frozen=True)
@@ -75,7 +80,8 @@ class JudgeSpec:
     """One row source: a name, how it scores a record, and its own record cap."""
 
     name: str
-    score: Callable[[LabelledClaim], float]
+    score: Callable[[LabelledClaim], Scored]
+    """A record's score, or its score and the judge's own call (``judged``)."""
     kind: str = "judge"
     limit: int | None = None
     describe: str = ""
@@ -92,12 +98,19 @@ def token_overlap(claim: str, contexts: Sequence[str]) -> float:
 
 def judged_score(judge: Judge, record: LabelledClaim, *, one_passage: bool = False) -> float:
     """The score of the module doc (``one_passage``: the contexts joined into one)."""
+    return judged(judge, record, one_passage=one_passage)[0]
+
+
+def judged(judge: Judge, record: LabelledClaim, *, one_passage: bool = False) -> tuple[float, bool]:
+    """The score of the module doc and the judge's own call (every scored claim supported:
+    ``faithfulness`` = 1), from one judgment."""
     texts = (" ".join(record.contexts),) if one_passage else record.contexts
     contexts = [Context(f"{record.id}#{k + 1}", t) for k, t in enumerate(texts)]
     facts = [c.text for c in factual(decompose(record.claim))]
     if not facts:
-        return NAN
-    return faithfulness(judge_claims(judge, facts, contexts, record.question)).value
+        return NAN, False
+    judgment = judge_claims(judge, facts, contexts, record.question)
+    return support_score(judgment), faithfulness(judgment).value == 1.0
 
 
 class _AsyncChat:
@@ -132,8 +145,8 @@ class SmolJudge(LlmJudge):
         self.generator = cast(OpenAICompatibleGenerator, _AsyncChat(generator))
 
 
-def _scorer(judge: Judge, one_passage: bool) -> Callable[[LabelledClaim], float]:
-    return lambda record: judged_score(judge, record, one_passage=one_passage)
+def _scorer(judge: Judge, one_passage: bool) -> Callable[[LabelledClaim], Scored]:
+    return lambda record: judged(judge, record, one_passage=one_passage)
 
 
 def _llm_missing(config: LlmJudgeConfig, environ: Mapping[str, str]) -> str | None:

@@ -1,0 +1,37 @@
+"""A graded faithfulness that ranks answers: ``support_score`` over a claim×chunk judgment
+(``detectors.judges.Verdict.support``), beside the share of verdicts ``metrics.judged``
+counts."""
+
+from __future__ import annotations
+
+import math
+
+from probeguard.detectors.judges import Judgment
+
+__all__ = ["support_score"]
+
+NAN = float("nan")
+
+
+def support_score(judgment: Judgment) -> float:
+    """A graded faithfulness that ranks answers (AUROC), not only a share of verdicts::
+
+        G = mean over scored claims c of  max over chunks k of  g(c, k)
+
+    with ``g`` the judge's graded support of the cell (``Verdict.support``; the offline judge:
+    0.9–1 for a supported cell by how much of the claim the deciding sentences hold, 0.9·cov
+    for an unsupported one, rules in its module docstring) and, where a judge gives none, 1
+    for a supported cell and 0 for any other; a contradicted claim counts 0, and so does any claim when there is no context. A claim is
+    scored when its label is not unscored (as in ``faithfulness``). For a judge that grades
+    nothing ``G`` is ``faithfulness``. NaN when no claim was scored."""
+    labels = judgment.claim_labels()
+    grades = [
+        0.0
+        if label == "contradicted" or not row
+        else max(
+            v.support if not math.isnan(v.support) else float(v.label == "supported") for v in row
+        )
+        for row, label in zip(judgment.verdicts, labels)
+        if label != "unscored"
+    ]
+    return sum(grades) / len(grades) if grades else NAN
