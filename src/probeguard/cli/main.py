@@ -15,6 +15,8 @@ import click
 from probeguard._version import __version__
 from probeguard.cli.bench import bench
 from probeguard.cli.common import fail, gate_options, progress_bar, scan_config, scan_options
+from probeguard.cli.dataset import dataset
+from probeguard.cli.dataset_synth import synth_command
 from probeguard.cli.gate import compare_command, gate_after_scan, gate_policy
 from probeguard.config.loading import load_config, locate_in_file
 from probeguard.core.errors import InputError, ProbeGuardError
@@ -429,6 +431,8 @@ def schema(kind: str) -> None:
 
 cli.add_command(bench)
 cli.add_command(compare_command)
+dataset.add_command(synth_command)
+cli.add_command(dataset)
 
 
 def main() -> None:
