@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
+from pydantic import Field
+
 from probeguard.core.config import StrictModel
 
 
@@ -19,3 +21,7 @@ class CorpusConfig(StrictModel):
     """Attack cases for the ``attack_types`` probe (JSONL/JSON): the golden-question fields
     plus a required ``type`` (``probeguard.dataset.attack_types``). ``demo: true`` uses the
     bundled ``attacks.jsonl``."""
+    synthesize: int = Field(default=120, ge=0)
+    """With no golden questions (``questions`` unset, not the demo), a scan synthesizes this
+    many cases from the corpus (``probeguard.dataset.synth``: golden questions, and attack
+    cases unless ``attacks`` is set) so that every probe has questions to run; 0: none."""

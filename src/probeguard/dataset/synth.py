@@ -177,7 +177,7 @@ def _case(draft: Draft, i: int, seed: int) -> Case:
     if draft.type:
         meta.update(attack_type=draft.type, origin="synthesized")
     expected = Expected(
-        mode=draft.mode,  # type: ignore[arg-type]
+        mode=draft.mode,
         answers=draft.answers,
         evidence_doc_ids=draft.evidence_doc_ids,
         contains=draft.contains,
