@@ -4,7 +4,7 @@ corpus: ``synthesize(documents, n, seed)``.
 Drafts come from rules over the corpus's sentences (``synth_facts``: answer spans;
 ``synth_evolve``: ``simple`` and the seven evolutions; ``synth_attacks``: the seven attack
 types). Selection, in rounds: each round takes the next draft of every *stratum* (each
-evolution, each attack type) in turn, until ``n`` cases are kept or every stratum is spent;
+evolution, ``ABSTAIN`` golden questions, each attack type) in turn, until ``n`` cases are kept or every stratum is spent;
 inside a stratum the drafts are dealt round-robin over the documents (document order and each
 document's drafts shuffled by the seeded generator), so no document dominates. A draft is
 kept only when
@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -44,6 +44,7 @@ from probeguard.dataset.synth_facts import corpus_vocabulary, facts_of, key_term
 from probeguard.nlp.text import normalize_answer
 
 __all__ = [
+    "ABSTAIN",
     "GENERATOR",
     "NEAR_DUPLICATE",
     "Ranker",
@@ -55,6 +56,10 @@ __all__ = [
 
 GENERATOR = "probeguard.dataset.synth/1"
 """Name and version of the generator, recorded in every case's ``meta``."""
+ABSTAIN = "abstain"
+"""The stratum of golden questions the corpus cannot answer (``mode="abstain"``): the
+unanswerable drafts, dealt separately from the attack type's own, so that a golden set has
+questions to decline, as written ones do."""
 NEAR_DUPLICATE = 0.85
 """Jaccard of content-word sets at or above which two questions are near duplicates."""
 
@@ -103,7 +108,7 @@ def _strata(drafts: dict[str, list[Draft]], rng: np.random.Generator) -> list[It
 
 
 def _stratum_order(name: str) -> int:
-    names = (*EVOLUTIONS, *ATTACK_TYPES)
+    names = (*EVOLUTIONS, ABSTAIN, *ATTACK_TYPES)
     return names.index(name) if name in names else len(names)
 
 
@@ -164,7 +169,7 @@ def _select(queues: list[Iterator[Draft]], picker: _Picker, n: int) -> None:
 
 
 def _case(draft: Draft, i: int, seed: int) -> Case:
-    label = draft.type or draft.evolution or "case"
+    label = draft.type or draft.evolution or ABSTAIN
     meta: dict[str, Any] = {
         "source": "synthesized",
         "generator": GENERATOR,
@@ -212,6 +217,7 @@ def synthesize(
     metadata = {d.id: d.metadata for d in documents}
     drafts = evolve(facts, metadata, rng)
     drafts.update(attack_drafts(facts, documents, corpus_vocabulary(documents), rng))
+    drafts[ABSTAIN] = [replace(d, type=None) for d in drafts["unanswerable"]]
     picker = _Picker({d.id: d.text for d in documents}, rank, k)
     _select(_strata(drafts, rng), picker, n)
     cases = [_case(d, i, seed) for i, d in enumerate(picker.kept)]
