@@ -112,8 +112,9 @@ class RunLog(ArtifactHeader):
     attribution: list[Attribution] = Field(default_factory=list)
     """Per attributed failure, its cause, evidence re-runs and fix (empty when attribution is
     off); totals in ``summary.attribution``."""
-    synthesized: SynthesizedInputs | None = None
-    """Set when the scan synthesized its golden questions (it was given none)."""
+    synthesized: SynthesizedInputs | None = Field(default=None, exclude_if=lambda v: v is None)
+    """Set when the scan synthesized its golden questions (it was given none); left out of
+    ``run.json`` otherwise, so other runs' logs stay as they were."""
 
     def golden_records(self) -> list[CaseRecord]:
         """The golden questions' records, in run order."""
