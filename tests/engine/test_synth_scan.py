@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from probeguard.config import load_config
+from probeguard.engine.fixes.measure import load_context
 from probeguard.engine.scan import scan
 from probeguard.engine.stages import demo_data_dir, generate
 from probeguard.probes.models import SkippedProbe
@@ -73,3 +74,7 @@ def test_corpus_only_demo_scan_runs_every_probe_with_20_or_more(tmp_path: Path) 
     assert "synthesized from the corpus" in result.report_path.read_text()
     saved = json.loads(result.run_path.read_text())
     assert saved["synthesized"]["golden"] == run.synthesized.golden
+    # ``probeguard fix`` rebuilds the same synthesized inputs from the recorded config
+    ctx = load_context(run, config)
+    assert [c.id for c in ctx.golden] == [r.case.id for r in run.golden_records()]
+    assert len(ctx.attacks) == run.synthesized.attacks

@@ -83,6 +83,7 @@ __all__ = [
     "load_attacks",
     "load_inputs",
     "render_run",
+    "scan_attack_cases",
     "score",
     "synthesize_missing",
     "synthesized_record",
@@ -238,7 +239,7 @@ def generate(
         golden,
         seed=config.seed,
         top_k=config.probes.top_k,
-        attack_cases=_attack_cases(config, documents, synthesized),
+        attack_cases=scan_attack_cases(config, documents, synthesized),
     )
     return Generated(
         pipeline=pipeline,
@@ -259,7 +260,7 @@ def synthesize_missing(config: ScanConfig, documents: Sequence[Document]) -> Syn
     return synthesize_checked(documents, config.corpus.synthesize, config.seed)
 
 
-def _attack_cases(
+def scan_attack_cases(
     config: ScanConfig, documents: Sequence[Document], synthesized: Synthesis | None
 ) -> list[Case]:
     """The configured attack cases; the synthesized ones when none are configured."""
