@@ -1,5 +1,6 @@
-"""Datasets: cases and their expectations."""
+"""Datasets: cases and their expectations, and the offline synthesizer."""
 
 from probeguard.core.cases import Case, Expected
+from probeguard.dataset.synth import Synthesis, SynthStats, records, synthesize
 
-__all__ = ["Case", "Expected"]
+__all__ = ["Case", "Expected", "SynthStats", "Synthesis", "records", "synthesize"]

@@ -38,7 +38,7 @@ import numpy as np
 
 from probeguard.core.documents import Document
 from probeguard.dataset.synth_evolve import Draft
-from probeguard.dataset.synth_facts import Fact, key_terms, masked, wh_clause
+from probeguard.dataset.synth_facts import Fact, key_terms, lower_first, masked, wh_clause
 from probeguard.nlp.paraphrase import jargon, synonym
 from probeguard.nlp.text import split_sentences
 
@@ -226,8 +226,7 @@ def _false_premise(c: _Corpus) -> list[Draft]:
         wrong = _mutated(fact, c.rng, c.documents[fact.doc_id].text)
         if wrong is None:
             continue
-        claim = masked(fact, wrong)
-        claim = claim[:1].lower() + claim[1:] if claim[1:2].islower() else claim
+        claim = lower_first(masked(fact, wrong))
         question = f"Why does {fact.title} say that {claim}?"
         out.append(
             _draft(fact, question, "false_premise", mode="correct_premise", excludes=(wrong,))

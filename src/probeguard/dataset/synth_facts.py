@@ -9,7 +9,7 @@ Rules (``probeguard.nlp.mentions`` reads the mentions, ``probeguard.nlp.text`` t
   much"; a plain number followed by a counted word ("30 days", "16 weeks") with "how many
   <word>", the span taking the word (and a plural word after a non-plural one: "5 business
   days"; no fact when the next word is a stopword: "3 to 7"); a date ("1 March 2024", "in 1889") with "when"  (the
-  cue word before it, "in"/"on"/"since", dropped);
+  cue word before it, "in"/"on"/"since", dropped; a final "." of "31 May." left out);
 * a plain number without a counted word, and any mention inside a sentence of more than
   ``MAX_WORDS`` words or fewer than ``MIN_WORDS``, gives no fact;
 * the question is the sentence with the answer replaced by the wh-phrase, led by the
@@ -34,6 +34,7 @@ __all__ = [
     "corpus_vocabulary",
     "facts_of",
     "key_terms",
+    "lower_first",
     "masked",
     "wh_clause",
 ]
@@ -114,7 +115,8 @@ def _mentions(sentence: str) -> list[tuple[int, int, str, str, float, str]]:
     """``(start, end, kind, unit, value, wh)`` of each usable mention, in the sentence."""
     found: list[tuple[int, int, str, str, float, str]] = []
     for d in date_mentions(sentence):
-        found.append((d.start, d.end, "date", "date", float(d.year or 0), "when"))
+        end = d.end - 1 if sentence[d.start : d.end].endswith(".") else d.end
+        found.append((d.start, end, "date", "date", float(d.year or 0), "when"))
     for m in number_mentions(sentence):
         if m.kind == "percent":
             found.append((m.start, m.end, "percent", "percent", m.value, "what percentage"))
@@ -162,7 +164,7 @@ def facts_of(doc: Document) -> list[Fact]:
     return out
 
 
-def _lower_first(text: str) -> str:
+def lower_first(text: str) -> str:
     """``text`` with its first letter lower-cased when its first word is a stopword ("This",
     "It"): any other capital may start a name."""
     if text.split(" ", 1)[0].lower() in STOPWORDS:
@@ -187,7 +189,7 @@ def wh_clause(fact: Fact) -> str:
         head = _DATE_CUE.sub("", head)
     b = fact.end - fact.sent_start
     text = head + fact.wh + fact.sentence[b:]
-    return _lower_first(text.rstrip().rstrip(".!?;:").rstrip())
+    return lower_first(text.rstrip().rstrip(".!?;:").rstrip())
 
 
 def key_terms(text: str) -> frozenset[str]:
