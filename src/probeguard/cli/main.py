@@ -23,6 +23,7 @@ from probeguard.cli.common import (
     scan_options,
 )
 from probeguard.cli.dataset import dataset
+from probeguard.cli.dataset_synth import synth_command
 from probeguard.cli.gate import compare_command, gate_after_scan, gate_policy
 from probeguard.cli.init import init
 from probeguard.config.loading import load_config, locate_in_file
@@ -37,6 +38,7 @@ from probeguard.engine.sweep import sweep_backends
 from probeguard.metrics.thresholds import parse_threshold
 from probeguard.probes.models import SkippedProbe
 from probeguard.reports.fix_markdown import short_estimate
+from probeguard.reports.markdown import adversarial_rate, not_run_reason
 from probeguard.results import ARTIFACTS, json_schema
 from probeguard.results.run import load_run_log
 
@@ -98,6 +100,12 @@ def scan(
         f"({stats.wall_s:.1f} s)"
     )
 
+    synth = result.run.synthesized
+    if synth is not None:
+        click.echo(
+            f"  no golden questions given: synthesized {synth.golden} golden questions and "
+            f"{synth.attacks} attack cases from the corpus (seed {synth.seed})"
+        )
     golden = result.run.summary.golden
     if golden:
         for key in ("retrieval_hit_at_k", "mrr", "answer_contains", "pass_rate"):
@@ -108,6 +116,8 @@ def scan(
             "skipped: " + summary.skipped
             if isinstance(summary, SkippedProbe)
             else summary.failure_rate.format(3)
+            if summary.failure_rate.n
+            else "not run: " + not_run_reason(summary.groups, summary.unscored)
         )
         click.echo(f"  probe {name:<22} {shown}")
     fcs = result.run.summary.fcs
@@ -117,7 +127,7 @@ def scan(
             click.echo(f"  empirical FCS {fcs.empirical.value.format(3)} (failing questions)")
         click.echo(
             f"  FCS {'n/a' if math.isnan(value) else f'{value:.3f}'}; "
-            f"adversarial failure rate {fcs.adversarial_failure_rate:.3f}"
+            f"adversarial failure rate {adversarial_rate(result.run, fcs.adversarial_failure_rate)}"
         )
     attribution = result.run.summary.attribution
     if attribution and attribution.failures:
@@ -445,6 +455,7 @@ def schema(kind: str) -> None:
 
 cli.add_command(bench)
 cli.add_command(compare_command)
+dataset.add_command(synth_command)
 cli.add_command(dataset)
 cli.add_command(init)
 

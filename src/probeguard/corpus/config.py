@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
+from pydantic import Field
+
 from probeguard.core.config import StrictModel
 
 
@@ -28,3 +30,7 @@ class CorpusConfig(StrictModel):
     manifest: Path | None = None
     """The dataset manifest (``probeguard dataset manifest``) the questions and attack files
     must match; None: ``<file>.manifest.json`` beside each, when there is one."""
+    synthesize: int = Field(default=120, ge=0)
+    """With no golden questions (``questions`` unset, not the demo), a scan synthesizes this
+    many cases from the corpus (``probeguard.dataset.synth``: golden questions, and attack
+    cases unless ``attacks`` is set) so that every probe has questions to run; 0: none."""

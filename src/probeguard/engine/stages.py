@@ -34,8 +34,10 @@ from probeguard.core.records import Attribution, CaseRecord, RunHeader, RunStats
 from probeguard.corpus.loaders import load_corpus
 from probeguard.dataset.formats import load_case_file
 from probeguard.dataset.manifest import manifest_hashes
+from probeguard.dataset.synth import GENERATOR, Synthesis
 from probeguard.detectors.factory import build_judges
 from probeguard.engine.reports import REPORT_MD, write_reports
+from probeguard.engine.synth import synthesize_checked
 from probeguard.log.writer import RunLogWriter
 from probeguard.metrics.golden import (
     GoldenVerdict,
@@ -55,7 +57,7 @@ from probeguard.probes.evaluate import (
     plan_probes,
     probe_context,
 )
-from probeguard.results.run import RunLog, RunSummary
+from probeguard.results.run import RunLog, RunSummary, SynthesizedInputs
 from probeguard.runner.cache import ResponseCache
 from probeguard.runner.executor import Runner, RunnerConfig
 from probeguard.runner.retry import RetryPolicy
@@ -81,7 +83,10 @@ __all__ = [
     "load_attacks",
     "load_inputs",
     "render_run",
+    "scan_attack_cases",
     "score",
+    "synthesize_missing",
+    "synthesized_record",
 ]
 
 RUN_JSONL = "run.jsonl"
@@ -204,6 +209,8 @@ class Generated:
     header: RunHeader
     manifests: Mapping[str, str] | None = None
     """Case file name -> sha256 of the manifest it matched (``dataset.manifest``)."""
+    synthesized: Synthesis | None = None
+    """The cases synthesized from the corpus when the config gave no golden questions."""
 
     @property
     def cases(self) -> list[Case]:
@@ -221,6 +228,9 @@ def generate(
     generate the probes' cases. Pure apart from reading the inputs."""
     documents, golden = (list(inputs[0]), list(inputs[1])) if inputs else load_inputs(config)
     manifests = dataset_manifests(config)
+    synthesized = None if inputs or golden else synthesize_missing(config, documents)
+    if synthesized is not None:
+        golden = list(synthesized.golden)
     if pipeline is None:
         pipeline = build_pipeline(config, documents)
     header = RunHeader(
@@ -236,7 +246,7 @@ def generate(
         golden,
         seed=config.seed,
         top_k=config.probes.top_k,
-        attack_cases=load_attacks(config, documents),
+        attack_cases=scan_attack_cases(config, documents, synthesized),
     )
     return Generated(
         pipeline=pipeline,
@@ -246,6 +256,7 @@ def generate(
         plan=plan_probes(config.probes, ctx),
         header=header,
         manifests=manifests or None,
+        synthesized=synthesized,
     )
 
 
@@ -256,6 +267,25 @@ def dataset_manifests(config: ScanConfig) -> dict[str, str]:
         return {}
     paths = [config.corpus.questions, config.corpus.attacks]
     return manifest_hashes(paths, config.corpus.manifest)
+
+
+def synthesize_missing(config: ScanConfig, documents: Sequence[Document]) -> Synthesis | None:
+    """The cases a scan without golden questions synthesizes (``corpus.synthesize`` of them,
+    seeded by the scan's seed); None for the demo, with questions given, or with 0."""
+    if config.demo or config.corpus.questions is not None or config.corpus.synthesize == 0:
+        return None
+    return synthesize_checked(documents, config.corpus.synthesize, config.seed)
+
+
+def scan_attack_cases(
+    config: ScanConfig, documents: Sequence[Document], synthesized: Synthesis | None
+) -> list[Case]:
+    """The configured attack cases; the synthesized ones when none are configured."""
+    if synthesized is not None and config.corpus.attacks is None:
+        if any(cls.uses_attack_cases for cls in probe_classes(config.probes.enabled).values()):
+            return list(synthesized.attacks)
+        return []
+    return load_attacks(config, documents)
 
 
 # -- execute ---------------------------------------------------------------------------------
@@ -444,6 +474,23 @@ def assemble(
         groups=list(scored.probes.groups),
         attribution=list(attributed.entries),
         dataset_manifests=dict(generated.manifests) if generated.manifests else None,
+        synthesized=synthesized_record(generated.synthesized),
+    )
+
+
+def synthesized_record(synthesized: Synthesis | None) -> SynthesizedInputs | None:
+    """What ``run.json`` records of the synthesized inputs."""
+    if synthesized is None:
+        return None
+    stats = synthesized.stats
+    return SynthesizedInputs(
+        golden=len(synthesized.golden),
+        attacks=len(synthesized.attacks),
+        seed=synthesized.seed,
+        generator=GENERATOR,
+        by_type=dict(stats.by_type),
+        near_duplicates=stats.near_duplicates,
+        considered=stats.considered,
     )
 
 

@@ -81,7 +81,7 @@ def _probe_sections(run: RunLog) -> list[str]:
         f"{md_inline(interpretation, None)} (FCS = [1 − Π(1 − r·(1 − w))] / [1 − Π(1 − r)] over "
         "the probes' failure rates r and overlap weights w; it saturates when one probe fails "
         "on almost every question.)",
-        f"- Overall adversarial failure rate: {union_rate:.3f}",
+        f"- Overall adversarial failure rate: {adversarial_rate(run, union_rate)}",
         f"- Standard-evaluation failure rate ({md_inline(str(measure))} < "
         f"{threshold}): {format_estimate(rate)}",
         f"- Recommendation: {md_inline(recommendation, None)}",
@@ -95,8 +95,13 @@ def _probe_sections(run: RunLog) -> list[str]:
         if isinstance(s, SkippedProbe):
             lines.append(f"| {md_inline(name)} | skipped | – | – | {md_inline(s.skipped, None)} |")
             continue
+        shown = (
+            format_estimate(s.failure_rate)
+            if s.failure_rate.n
+            else f"not run: {md_inline(not_run_reason(s.groups, s.unscored), None)}"
+        )
         lines.append(
-            f"| {md_inline(name)} | {format_estimate(s.failure_rate)} | {s.unscored} | "
+            f"| {md_inline(name)} | {shown} | {s.unscored} | "
             f"{s.overlap_weight:.2f} | {md_inline(s.goal, 120)} |"
         )
     for name, s in probes.items():
@@ -123,6 +128,37 @@ def _probe_sections(run: RunLog) -> list[str]:
                     f"{_evidence(g.evidence)} |"
                 )
     return lines
+
+
+def not_run_reason(groups: int, unscored: int) -> str:
+    """Why a probe measured nothing (n = 0): every group unscored, or no case generated."""
+    if groups:
+        return f"all {groups} groups unscored (see the probe's evidence)"
+    return "no cases from these inputs (it needs golden questions or attack cases it can use)"
+
+
+def adversarial_rate(run: RunLog, union_rate: float) -> str:
+    """The union failure rate, or why there is none: never a rate when no probe measured a
+    case (that would read as safe)."""
+    measured = [
+        s
+        for s in (run.summary.probes or {}).values()
+        if not isinstance(s, SkippedProbe) and s.failure_rate.n
+    ]
+    if not measured or math.isnan(union_rate):
+        return "not measured (no probe judged a case)"
+    return f"{union_rate:.3f}"
+
+
+def _synthesized_lines(run: RunLog) -> list[str]:
+    synth = run.synthesized
+    if synth is None:
+        return []
+    return [
+        f"- Golden questions: none given; {synth.golden} golden questions and "
+        f"{synth.attacks} attack cases synthesized from the corpus ({md_inline(synth.generator)}, "
+        f"seed {synth.seed})"
+    ]
 
 
 def _empirical_lines(empirical: EmpiricalFCS | None) -> list[str]:
@@ -378,6 +414,7 @@ def render_markdown(run: RunLog, verified: FixArtifact | None = None) -> str:
             )
         )
         lines.append(f"- Reference pipeline: {parts}")
+    lines += _synthesized_lines(run)
     lines += _probe_sections(run)
     lines += _causes_section(run)
     golden = run.summary.golden

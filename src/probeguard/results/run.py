@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import (
+    BaseModel,
     ConfigDict,
     Field,
     SerializationInfo,
@@ -38,7 +39,14 @@ from probeguard.metrics.golden import GoldenSummary, GoldenVerdict
 from probeguard.probes.evaluate import GroupMembership, StandardEvalSummary
 from probeguard.probes.models import ProbeSummaryEntry
 
-__all__ = ["READABLE_VERSIONS", "RUN_LOG_VERSION", "RunLog", "RunSummary", "load_run_log"]
+__all__ = [
+    "READABLE_VERSIONS",
+    "RUN_LOG_VERSION",
+    "RunLog",
+    "RunSummary",
+    "SynthesizedInputs",
+    "load_run_log",
+]
 
 READABLE_VERSIONS = (1,)
 """Run log versions ``load_run_log`` reads (README, "Run log versions")."""
@@ -70,6 +78,23 @@ class RunSummary(ByKeyModel):
         return {k: v for k, v in data.items() if v is not None}
 
 
+class SynthesizedInputs(BaseModel):
+    """The cases a scan synthesized from its corpus because it was given no golden
+    questions (``probeguard.dataset.synth``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    golden: int
+    attacks: int
+    seed: int
+    generator: str
+    by_type: dict[str, int] = Field(default_factory=dict)
+    """Kept cases by evolution (golden questions) or attack type."""
+    near_duplicates: int = 0
+    considered: int = 0
+    """Drafts considered; ``near_duplicates`` of them were dropped."""
+
+
 class RunLog(ArtifactHeader):
     """The final record of a scan (``run.json``)."""
 
@@ -88,6 +113,10 @@ class RunLog(ArtifactHeader):
     attribution: list[Attribution] = Field(default_factory=list)
     """Per attributed failure, its cause, evidence re-runs and fix (empty when attribution is
     off); totals in ``summary.attribution``."""
+    synthesized: SynthesizedInputs | None = Field(default=None, exclude_if=lambda v: v is None)
+    """Set when the scan synthesized its golden questions (it was given none); left out of
+    ``run.json`` otherwise, so other runs' logs stay as they were."""
+
     dataset_manifests: dict[str, str] | None = Field(default=None, exclude_if=lambda v: v is None)
     """Case file name -> sha256 of the dataset manifest it was checked against
     (``probeguard.dataset.manifest``); None (left out) when no case file had a manifest."""

@@ -27,8 +27,9 @@ from probeguard.engine.stages import (
     build_runner,
     execute,
     golden_verdicts,
-    load_attacks,
     load_inputs,
+    scan_attack_cases,
+    synthesize_missing,
 )
 from probeguard.metrics.golden import GoldenVerdict
 from probeguard.probes import JudgeContext, make_probe, probe_classes
@@ -90,6 +91,7 @@ def load_context(run: RunLog, config: ScanConfig | None) -> RunContext:
                 field="config." + ".".join(str(p) for p in err["loc"]),
             ) from None
     documents, golden = load_inputs(config)
+    synthesized = None if golden else synthesize_missing(config, documents)
     fingerprint = corpus_fingerprint(documents)
     if run.corpus_fingerprint is not None and fingerprint != run.corpus_fingerprint:
         raise InputError(
@@ -112,8 +114,8 @@ def load_context(run: RunLog, config: ScanConfig | None) -> RunContext:
         run=run,
         config=config,
         documents=tuple(documents),
-        golden=tuple(golden),
-        attacks=tuple(load_attacks(config, documents)),
+        golden=tuple(synthesized.golden if synthesized else golden),
+        attacks=tuple(scan_attack_cases(config, documents, synthesized)),
         probes_run=probes_run,
         benign=benign_probes(probes_run),
     )
