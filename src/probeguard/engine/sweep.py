@@ -20,6 +20,7 @@ from probeguard._version import __version__
 from probeguard.config.models import ScanConfig
 from probeguard.core.artifacts import artifact_json, write_artifact
 from probeguard.core.errors import InputError
+from probeguard.core.floats import normalise_floats
 from probeguard.core.io import atomic_write_text, json_safe
 from probeguard.engine.scan import ScanResult, scan
 from probeguard.engine.stages import load_inputs
@@ -135,7 +136,9 @@ def lookup(summary: dict[str, Any], path: str) -> Any:
 def compare_runs(runs: dict[str, RunLog], *, min_score: float | None = None) -> Comparison:
     """The comparison of backend runs: headline rows (``headlines`` of the probes the runs
     enabled) and each backend's gate analysis."""
-    summaries = {b: artifact_json(run.summary) for b, run in runs.items()}
+    # Read as run.json keeps them (floats normalised, ``core.floats``), so that a row's value is
+    # the one each backend's run.json shows.
+    summaries = {b: normalise_floats(artifact_json(run.summary)) for b, run in runs.items()}
     enabled = dict.fromkeys(
         name for run in runs.values() for name in lookup(run.config, "probes.enabled") or ()
     )

@@ -36,7 +36,11 @@ def _fix_lines(rank: int, fix: TopFix, verified: FixArtifact | None) -> list[str
     effect = (
         # a measured effect is a verdict id and numbers only (kept readable, as the tables'
         # estimates are); an unmeasured one carries a reason, which is escaped
-        (effect_line(entry) if entry.measured else md_inline(effect_line(entry), None))
+        (
+            effect_line(entry)
+            if entry.measured
+            else f"{entry.verdict}: {md_inline(entry.reason or '', None)}"
+        )
         if entry is not None
         else "not verified yet: `probeguard fix RUN_DIR` re-runs the targeted failures and "
         "the benign controls with the patch (fix.json)"
