@@ -23,6 +23,7 @@ from probeguard.cli.common import (
     scan_options,
 )
 from probeguard.cli.dataset import dataset
+from probeguard.cli.dataset_selftest import selftest_command
 from probeguard.cli.dataset_synth import synth_command
 from probeguard.cli.gate import compare_command, gate_after_scan, gate_policy
 from probeguard.cli.init import init
@@ -456,6 +457,7 @@ def schema(kind: str) -> None:
 cli.add_command(bench)
 cli.add_command(compare_command)
 dataset.add_command(synth_command)
+dataset.add_command(selftest_command)
 cli.add_command(dataset)
 cli.add_command(init)
 
