@@ -46,6 +46,7 @@ from probeguard.metrics.layers import LAYERS, score_layers, uncitable_doc_ids
 
 __all__ = [
     "MUTATIONS",
+    "Pool",
     "SCORERS",
     "SelftestReport",
     "Scorer",
@@ -79,11 +80,11 @@ class Subject:
 
 Scorer = Callable[[Subject, PipelineOutput], dict[str, bool | None]]
 """Scores one output of a subject: ``{scorer name: True/False/None}``."""
-Mutation = Callable[[Subject, "_Pool"], PipelineOutput | None]
+Mutation = Callable[[Subject, "Pool"], PipelineOutput | None]
 
 
 @dataclass(frozen=True)
-class _Pool:
+class Pool:
     """Capitalised words to swap entity names with (sorted, deterministic)."""
 
     words: tuple[str, ...]
@@ -141,7 +142,7 @@ def _bump(match: re.Match[str]) -> str:
     return str(int(match.group(0)) + 1)
 
 
-def _wrong_number(s: Subject, _: _Pool) -> PipelineOutput | None:
+def _wrong_number(s: Subject, _: Pool) -> PipelineOutput | None:
     """Non-year numbers outside ``[n]`` markers, each plus one."""
     if s.output.refused:
         return None
@@ -155,7 +156,7 @@ def _next_month(match: re.Match[str]) -> str:
     return _MONTHS[(_MONTHS.index(match.group(0)) + 1) % 12]
 
 
-def _wrong_date(s: Subject, _: _Pool) -> PipelineOutput | None:
+def _wrong_date(s: Subject, _: Pool) -> PipelineOutput | None:
     """Years plus one, month names to the next month."""
     if s.output.refused:
         return None
@@ -165,7 +166,7 @@ def _wrong_date(s: Subject, _: _Pool) -> PipelineOutput | None:
     return _with_answer(s.output, out + marks) if out != text else None
 
 
-def _swapped_entity(s: Subject, pool: _Pool) -> PipelineOutput | None:
+def _swapped_entity(s: Subject, pool: Pool) -> PipelineOutput | None:
     """Every capitalised word → a different pool word (CRC-32 of the word picks it)."""
     if s.output.refused:
         return None
@@ -178,13 +179,13 @@ def _swapped_entity(s: Subject, pool: _Pool) -> PipelineOutput | None:
     return _with_answer(s.output, out + marks)
 
 
-def _negation(s: Subject, _: _Pool) -> PipelineOutput | None:
+def _negation(s: Subject, _: Pool) -> PipelineOutput | None:
     if s.output.refused:
         return None
     return _with_answer(s.output, "It is not the case that " + s.output.answer)
 
 
-def _drop_citation(s: Subject, _: _Pool) -> PipelineOutput | None:
+def _drop_citation(s: Subject, _: Pool) -> PipelineOutput | None:
     if s.output.refused or not s.output.cited_chunk_ids:
         return None
     text, _marks = _split_marks(s.output.answer)
@@ -196,7 +197,7 @@ def _forbidden_doc(s: Subject) -> str | None:
     return ordered[0] if ordered else None
 
 
-def _cite_forbidden(s: Subject, _: _Pool) -> PipelineOutput | None:
+def _cite_forbidden(s: Subject, _: Pool) -> PipelineOutput | None:
     doc = _forbidden_doc(s)
     if s.output.refused or doc is None:
         return None
@@ -210,7 +211,7 @@ def _cite_forbidden(s: Subject, _: _Pool) -> PipelineOutput | None:
     )
 
 
-def _drop_evidence(s: Subject, pool: _Pool) -> PipelineOutput | None:
+def _drop_evidence(s: Subject, pool: Pool) -> PipelineOutput | None:
     if s.output.refused or not s.case.expected.evidence_doc_ids:
         return None
     gold = set(s.case.expected.evidence_doc_ids)
@@ -219,7 +220,7 @@ def _drop_evidence(s: Subject, pool: _Pool) -> PipelineOutput | None:
     return s.output.model_copy(update={"retrieved": [*kept, filler]})
 
 
-def _answer_instead_of_refusal(s: Subject, _: _Pool) -> PipelineOutput | None:
+def _answer_instead_of_refusal(s: Subject, _: Pool) -> PipelineOutput | None:
     if s.case.expected.mode != "abstain":
         return None
     return PipelineOutput(answer=_CLAIM, refused=False)
@@ -300,9 +301,9 @@ def _cell_text(cell: Cell) -> str:
     return f"{cell.flipped}/{cell.applicable}" + ("*" if cell.targeted else "")
 
 
-def _pool(cases: Sequence[Case], documents: Sequence[Document]) -> _Pool:
+def _pool(cases: Sequence[Case], documents: Sequence[Document]) -> Pool:
     texts = [d.title for d in documents] + [a for c in cases for a in c.expected.answers]
-    return _Pool(tuple(sorted({w for t in texts for w in _CAPITALISED.findall(t)})))
+    return Pool(tuple(sorted({w for t in texts for w in _CAPITALISED.findall(t)})))
 
 
 def run_selftest(
