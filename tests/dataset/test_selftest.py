@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from click.testing import CliRunner
 
+from probeguard.cli.dataset_selftest import table_lines
 from probeguard.cli.main import cli
 from probeguard.core.cases import Case, Expected
 from probeguard.core.documents import Document
@@ -34,7 +35,7 @@ def _demo() -> tuple[list[Case], list[Document]]:
 
 def test_every_targeted_scorer_flips_on_the_demo() -> None:
     report = run_selftest(*_demo())
-    assert report.ok, report.lines()
+    assert report.ok, table_lines(report)
     assert not report.baseline_failures
     targeted = {s for (_, s), c in report.cells.items() if c.targeted and c.applicable}
     assert targeted == set(SCORERS)
@@ -121,4 +122,6 @@ def test_mutations_change_the_right_values() -> None:
 
 def test_the_table_is_deterministic() -> None:
     cases, documents = _demo()
-    assert run_selftest(cases, documents).lines() == run_selftest(cases, documents).lines()
+    assert table_lines(run_selftest(cases, documents)) == table_lines(
+        run_selftest(cases, documents)
+    )

@@ -17,10 +17,10 @@ from probeguard.core.documents import Document
 from probeguard.core.errors import InputError
 from probeguard.corpus.loaders import load_corpus
 from probeguard.dataset.formats import load_case_file
-from probeguard.engine.selftest import run_selftest
+from probeguard.engine.selftest import MUTATIONS, SCORERS, Cell, SelftestReport, run_selftest
 from probeguard.engine.stages import demo_data_dir
 
-__all__ = ["selftest_command"]
+__all__ = ["selftest_command", "table_lines"]
 
 
 def _inputs(file: Path | None, corpus: Path | None) -> tuple[list[Case], list[Document]]:
@@ -39,6 +39,23 @@ def _inputs(file: Path | None, corpus: Path | None) -> tuple[list[Case], list[Do
     return load_case_file(file, corpus_ids=frozenset(d.id for d in documents)), documents
 
 
+def _cell_text(cell: Cell) -> str:
+    if not cell.applicable:
+        return "-"
+    return f"{cell.flipped}/{cell.applicable}" + ("*" if cell.targeted else "")
+
+
+def table_lines(report: SelftestReport) -> list[str]:
+    """The mutation × scorer table: ``flipped/applicable``, ``*`` on a targeted cell, ``-``
+    where no passing baseline was mutated."""
+    width = max(len(m) for m in MUTATIONS)
+    rows = [f"{'mutation':<{width}}  " + "  ".join(f"{s:>11}" for s in SCORERS)]
+    for name in MUTATIONS:
+        cells = [_cell_text(report.cells[(name, s)]) for s in SCORERS]
+        rows.append(f"{name:<{width}}  " + "  ".join(f"{c:>11}" for c in cells))
+    return rows
+
+
 @click.command(name="selftest")
 @click.argument("file", required=False, type=click.Path(exists=True, path_type=Path))
 @click.option("--corpus", type=click.Path(exists=True, path_type=Path), help="Corpus of FILE.")
@@ -52,7 +69,7 @@ def selftest_command(file: Path | None, corpus: Path | None) -> None:
         fail(str(exc))
     report = run_selftest(cases, documents)
     click.echo(f"selftest over {report.cases} cases (flipped/applicable; * targeted)")
-    for line in report.lines():
+    for line in table_lines(report):
         click.echo(line)
     for (mutation, scorer), cell in report.cells.items():
         if cell.missed:

@@ -48,6 +48,7 @@ __all__ = [
     "MUTATIONS",
     "Pool",
     "SCORERS",
+    "Cell",
     "SelftestReport",
     "Scorer",
     "passing_output",
@@ -61,12 +62,12 @@ SCORERS: tuple[str, ...] = (*LAYERS, "golden")
 _REFUSAL = "I don't know: the provided documents do not contain this information."
 _CLAIM = "Yes, the answer is 42 units, as the documents state."
 _YEAR = re.compile(r"\b(19|20)\d\d\b")
-_NUMBER = re.compile(r"\d+")
 _NON_YEAR = re.compile(r"(?<!\d)(?!(?:19|20)\d\d(?!\d))\d+")
 _CAPITALISED = re.compile(r"\b[A-Z][a-z]{2,}\b")
 _MONTHS = (
     "January February March April May June July August September October November December"
 ).split()
+_MONTH = re.compile(r"\b(" + "|".join(_MONTHS) + r")\b")
 
 
 @dataclass(frozen=True)
@@ -81,6 +82,7 @@ class Subject:
 Scorer = Callable[[Subject, PipelineOutput], dict[str, bool | None]]
 """Scores one output of a subject: ``{scorer name: True/False/None}``."""
 Mutation = Callable[[Subject, "Pool"], PipelineOutput | None]
+Targets = Callable[[Subject], frozenset[str]]
 
 
 @dataclass(frozen=True)
@@ -132,57 +134,49 @@ def real_scorers(subject: Subject, output: PipelineOutput) -> dict[str, bool | N
     }
 
 
-def _with_answer(out: PipelineOutput, answer: str | None) -> PipelineOutput | None:
-    if answer is None or answer == out.answer:
-        return None
-    return out.model_copy(update={"answer": answer})
+def _on_text(edit: Callable[[str, Pool], str]) -> Mutation:
+    """A mutation of an answer's text (without its trailing ``[n]`` markers, which are kept);
+    ``None`` for a refusal or when ``edit`` changes nothing."""
+
+    def mutate(s: Subject, pool: Pool) -> PipelineOutput | None:
+        text, marks = _split_marks(s.output.answer)
+        out = edit(text, pool)
+        if s.output.refused or out == text:
+            return None
+        return s.output.model_copy(update={"answer": out + marks})
+
+    return mutate
 
 
 def _bump(match: re.Match[str]) -> str:
     return str(int(match.group(0)) + 1)
 
 
-def _wrong_number(s: Subject, _: Pool) -> PipelineOutput | None:
-    """Non-year numbers outside ``[n]`` markers, each plus one."""
-    if s.output.refused:
-        return None
-    text, marks = _split_marks(s.output.answer)
-    if not _NUMBER.search(_YEAR.sub("", text)):
-        return None
-    return _with_answer(s.output, _NON_YEAR.sub(_bump, text) + marks)
+def _wrong_number(text: str, _: Pool) -> str:
+    """Non-year numbers, each plus one."""
+    return _NON_YEAR.sub(_bump, text)
 
 
 def _next_month(match: re.Match[str]) -> str:
     return _MONTHS[(_MONTHS.index(match.group(0)) + 1) % 12]
 
 
-def _wrong_date(s: Subject, _: Pool) -> PipelineOutput | None:
+def _wrong_date(text: str, _: Pool) -> str:
     """Years plus one, month names to the next month."""
-    if s.output.refused:
-        return None
-    text, marks = _split_marks(s.output.answer)
-    out = _YEAR.sub(_bump, text)
-    out = re.sub(r"\b(" + "|".join(_MONTHS) + r")\b", _next_month, out)
-    return _with_answer(s.output, out + marks) if out != text else None
+    return _MONTH.sub(_next_month, _YEAR.sub(_bump, text))
 
 
-def _swapped_entity(s: Subject, pool: Pool) -> PipelineOutput | None:
+def _swapped_entity(text: str, pool: Pool) -> str:
     """Every capitalised word → a different pool word (CRC-32 of the word picks it)."""
-    if s.output.refused:
-        return None
-    text, marks = _split_marks(s.output.answer)
     own = set(_CAPITALISED.findall(text))
     others = [w for w in pool.words if w not in own]
-    if not own or not others:
-        return None
-    out = _CAPITALISED.sub(lambda m: others[zlib.crc32(m.group(0).encode()) % len(others)], text)
-    return _with_answer(s.output, out + marks)
+    if not others:
+        return text
+    return _CAPITALISED.sub(lambda m: others[zlib.crc32(m.group(0).encode()) % len(others)], text)
 
 
-def _negation(s: Subject, _: Pool) -> PipelineOutput | None:
-    if s.output.refused:
-        return None
-    return _with_answer(s.output, "It is not the case that " + s.output.answer)
+def _negation(text: str, _: Pool) -> str:
+    return "It is not the case that " + text
 
 
 def _drop_citation(s: Subject, _: Pool) -> PipelineOutput | None:
@@ -232,31 +226,28 @@ def _split_marks(answer: str) -> tuple[str, str]:
     return (answer, "") if match is None else (answer[: match.start()], match.group(0))
 
 
-def _answer_targets(_: Subject) -> frozenset[str]:
-    return frozenset({"answer", "golden"})
+def _must_cite(s: Subject) -> bool:
+    return bool(s.case.expected.must_cite)
 
 
-def _citation_targets(s: Subject) -> frozenset[str]:
-    return frozenset({"citation", "golden"} if s.case.expected.must_cite else {"citation"})
+def _forbids_listed(s: Subject) -> bool:
+    return _forbidden_doc(s) in s.case.expected.must_not_cite
 
 
-def _forbidden_targets(s: Subject) -> frozenset[str]:
-    golden = _forbidden_doc(s) in s.case.expected.must_not_cite
-    return frozenset({"citation", "golden"} if golden else {"citation"})
+def _targets(*names: str, golden: Callable[[Subject], bool] | None = None) -> Targets:
+    """A targets rule: ``names``, plus ``golden`` where ``golden(subject)`` holds."""
+    return lambda s: frozenset((*names, "golden") if golden and golden(s) else names)
 
 
-MUTATIONS: dict[str, tuple[Mutation, Callable[[Subject], frozenset[str]]]] = {
-    "wrong_number": (_wrong_number, _answer_targets),
-    "wrong_date": (_wrong_date, _answer_targets),
-    "swapped_entity": (_swapped_entity, _answer_targets),
-    "negation": (_negation, lambda _: frozenset()),
-    "drop_citation": (_drop_citation, _citation_targets),
-    "cite_forbidden": (_cite_forbidden, _forbidden_targets),
-    "drop_evidence": (_drop_evidence, lambda _: frozenset({"retrieval"})),
-    "answer_instead_of_refusal": (
-        _answer_instead_of_refusal,
-        lambda _: frozenset({"abstention", "golden"}),
-    ),
+MUTATIONS: dict[str, tuple[Mutation, Targets]] = {
+    "wrong_number": (_on_text(_wrong_number), _targets("answer", "golden")),
+    "wrong_date": (_on_text(_wrong_date), _targets("answer", "golden")),
+    "swapped_entity": (_on_text(_swapped_entity), _targets("answer", "golden")),
+    "negation": (_on_text(_negation), _targets()),
+    "drop_citation": (_drop_citation, _targets("citation", golden=_must_cite)),
+    "cite_forbidden": (_cite_forbidden, _targets("citation", golden=_forbids_listed)),
+    "drop_evidence": (_drop_evidence, _targets("retrieval")),
+    "answer_instead_of_refusal": (_answer_instead_of_refusal, _targets("abstention", "golden")),
 }
 """Mutation name → (mutate, the scorers it targets)."""
 
@@ -284,21 +275,6 @@ class SelftestReport:
     def ok(self) -> bool:
         """No baseline failure and every applicable targeted pair flipped (no ``missed``)."""
         return not self.baseline_failures and not any(c.missed for c in self.cells.values())
-
-    def lines(self) -> list[str]:
-        """The table (``flipped/applicable``; ``*`` marks a targeted cell, ``-`` none)."""
-        width = max(len(m) for m in MUTATIONS)
-        rows = [f"{'mutation':<{width}}  " + "  ".join(f"{s:>11}" for s in SCORERS)]
-        for name in MUTATIONS:
-            cells = [self.cells[(name, s)] for s in SCORERS]
-            rows.append(f"{name:<{width}}  " + "  ".join(f"{_cell_text(c):>11}" for c in cells))
-        return rows
-
-
-def _cell_text(cell: Cell) -> str:
-    if not cell.applicable:
-        return "-"
-    return f"{cell.flipped}/{cell.applicable}" + ("*" if cell.targeted else "")
 
 
 def _pool(cases: Sequence[Case], documents: Sequence[Document]) -> Pool:
