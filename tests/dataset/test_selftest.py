@@ -125,3 +125,34 @@ def test_the_table_is_deterministic() -> None:
     assert table_lines(run_selftest(cases, documents)) == table_lines(
         run_selftest(cases, documents)
     )
+
+
+def _excludes_blind(subject: Subject, output: PipelineOutput) -> dict[str, bool | None]:
+    """A scorer that forgot the ``excludes`` rule: it scores the case without them."""
+    exp = subject.case.expected.model_copy(update={"excludes": ()})
+    case = subject.case.model_copy(update={"expected": exp})
+    return real_scorers(Subject(case, subject.output, subject.uncitable), output)
+
+
+def test_a_scorer_that_ignores_excludes_misses_the_stale_value() -> None:
+    report = run_selftest(*_demo(), scorers=_excludes_blind)
+    assert not report.ok
+    assert report.cells[("excluded_value", "answer")].missed
+    assert report.cells[("excluded_value", "golden")].missed
+    assert report.cells[("wrong_number", "answer")].missed == []
+
+
+def test_excluded_value_states_the_stale_figure() -> None:
+    case = Case(
+        id="t1",
+        question="How long is the refund window?",
+        expected=Expected(answers=("30 days",), excludes=("14 days",), evidence_doc_ids=("d",)),
+    )
+    subject = Subject(case, passing_output(case), frozenset({"d-archived"}))
+    mutated = MUTATIONS["excluded_value"][0](subject, Pool(()))
+    assert mutated is not None and mutated.answer == "14 days, or 30 days [1]"
+    forbidden = MUTATIONS["cite_forbidden"][0](subject, Pool(()))
+    assert forbidden is not None
+    assert [c.doc_id for c in forbidden.retrieved] == ["d", "d-archived"]
+    assert real_scorers(subject, forbidden)["citation"] is False
+    assert real_scorers(subject, subject.output)["citation"] is True

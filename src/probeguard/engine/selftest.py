@@ -14,6 +14,9 @@ Mutations (each applies only where it can change something) and the scorers they
 * ``wrong_date`` — every year y (1900–2099) → y+1, every month name → the next: answer, golden;
 * ``swapped_entity`` — every capitalised word → another capitalised word of the corpus
   titles and the cases' answers (chosen by CRC-32, so deterministic): answer, golden;
+* ``excluded_value`` — ``"<first excludes value>, or <answer>"`` (a wrong temporal answer:
+  the superseded version's figure; the other entity's; the false premise's), which only the
+  ``excludes`` rule catches: answer, golden;
 * ``negation`` — ``"It is not the case that <answer>"``: targets nothing — containment
   scoring is polarity-blind by design; the table shows how often a scorer notices anyway;
 * ``drop_citation`` — the answer cites nothing: citation; golden when the case has

@@ -113,6 +113,17 @@ def _negation(text: str, _: Pool) -> str:
     return "It is not the case that " + text
 
 
+def _excluded_value(s: Subject, _: Pool) -> PipelineOutput | None:
+    """The answer states the case's first ``excludes`` value beside the gold one (the stale
+    version's figure of a temporal conflict, the other entity's, the false premise's), so
+    only the ``excludes`` rule can catch it."""
+    excludes = s.case.expected.excludes
+    if s.output.refused or not excludes:
+        return None
+    text, marks = _split_marks(s.output.answer)
+    return s.output.model_copy(update={"answer": f"{excludes[0]}, or {text}{marks}"})
+
+
 def _drop_citation(s: Subject, _: Pool) -> PipelineOutput | None:
     if s.output.refused or not s.output.cited_chunk_ids:
         return None
@@ -177,6 +188,7 @@ MUTATIONS: dict[str, tuple[Mutation, Targets]] = {
     "wrong_number": (_on_text(_wrong_number), _targets("answer", "golden")),
     "wrong_date": (_on_text(_wrong_date), _targets("answer", "golden")),
     "swapped_entity": (_on_text(_swapped_entity), _targets("answer", "golden")),
+    "excluded_value": (_excluded_value, _targets("answer", "golden")),
     "negation": (_on_text(_negation), _targets()),
     "drop_citation": (_drop_citation, _targets("citation", golden=_must_cite)),
     "cite_forbidden": (_cite_forbidden, _targets("citation", golden=_forbids_listed)),
