@@ -67,6 +67,18 @@ def test_cli_on_a_file_needs_its_corpus() -> None:
         ],
     )
     assert ok.exit_code == 0, ok.output
+    attacks = CliRunner().invoke(
+        cli,
+        [
+            "dataset",
+            "selftest",
+            str(data / "attacks.jsonl"),
+            "--corpus",
+            str(data / "corpus.jsonl"),
+        ],
+    )
+    assert attacks.exit_code == 0, attacks.output
+    assert "selftest over 47 cases" in attacks.output
 
 
 def _number_blind(subject: Subject, output: PipelineOutput) -> dict[str, bool | None]:

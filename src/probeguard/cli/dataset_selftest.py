@@ -1,6 +1,7 @@
 """``probeguard dataset selftest [FILE --corpus C]``: mutation tests of the evaluator
 (``probeguard.engine.selftest``) over the demo's golden questions and attack cases, or over
-the cases of FILE (any case file a scan reads) and the corpus C. Prints the mutation × scorer
+the cases of FILE (any case file a scan reads; an attack-case file is read as one) and the
+corpus C. Prints the mutation × scorer
 table (``flipped/applicable``, ``*`` on the cells the mutation targets) and exits 1 when a
 targeted scorer fails to flip or a scorer fails a passing output."""
 
@@ -16,7 +17,7 @@ from probeguard.core.cases import Case
 from probeguard.core.documents import Document
 from probeguard.core.errors import InputError
 from probeguard.corpus.loaders import load_corpus
-from probeguard.dataset.formats import load_case_file
+from probeguard.dataset.formats import dataset_format, load_case_file
 from probeguard.engine.selftest import MUTATIONS, SCORERS, Cell, SelftestReport, run_selftest
 from probeguard.engine.stages import demo_data_dir
 
@@ -36,7 +37,9 @@ def _inputs(file: Path | None, corpus: Path | None) -> tuple[list[Case], list[Do
     if corpus is None:
         raise InputError("FILE needs --corpus C (the corpus its evidence ids name)")
     documents = load_corpus(corpus)
-    return load_case_file(file, corpus_ids=frozenset(d.id for d in documents)), documents
+    attack = file.is_file() and dataset_format(file) == "attack"
+    ids = frozenset(d.id for d in documents)
+    return load_case_file(file, corpus_ids=ids, attack=attack), documents
 
 
 def _cell_text(cell: Cell) -> str:
