@@ -41,7 +41,7 @@ def test_every_targeted_scorer_flips_on_the_demo() -> None:
     assert targeted == set(SCORERS)
     for (mutation, scorer), cell in report.cells.items():
         if cell.targeted:
-            assert cell.flipped == cell.applicable > 0, (mutation, scorer)
+            assert cell.targeted_flipped == cell.targeted_applicable > 0, (mutation, scorer)
 
 
 def test_cli_on_the_demo_exits_0_and_prints_the_table() -> None:
@@ -100,7 +100,7 @@ def test_a_broken_scorer_is_caught() -> None:
     report = run_selftest(*_demo(), scorers=_number_blind)
     assert not report.ok
     cell = report.cells[("wrong_number", "answer")]
-    assert cell.missed and cell.flipped < cell.applicable
+    assert cell.missed and cell.targeted_flipped < cell.targeted_applicable
     assert report.cells[("swapped_entity", "answer")].missed == []
 
 

@@ -43,14 +43,15 @@ def _inputs(file: Path | None, corpus: Path | None) -> tuple[list[Case], list[Do
 
 
 def _cell_text(cell: Cell) -> str:
-    if not cell.applicable:
-        return "-"
-    return f"{cell.flipped}/{cell.applicable}" + ("*" if cell.targeted else "")
+    if cell.targeted:
+        return f"{cell.targeted_flipped}/{cell.targeted_applicable}*"
+    return f"{cell.flipped}/{cell.applicable}" if cell.applicable else "-"
 
 
 def table_lines(report: SelftestReport) -> list[str]:
-    """The mutation × scorer table: ``flipped/applicable``, ``*`` on a targeted cell, ``-``
-    where no passing baseline was mutated."""
+    """The mutation × scorer table: ``flipped/applicable``; on a targeted cell (``*``) over
+    the cases the mutation targets the scorer on; ``-`` where no passing baseline was
+    mutated."""
     width = max(len(m) for m in MUTATIONS)
     rows = [f"{'mutation':<{width}}  " + "  ".join(f"{s:>11}" for s in SCORERS)]
     for name in MUTATIONS:

@@ -93,13 +93,20 @@ def real_scorers(subject: Subject, output: PipelineOutput) -> dict[str, bool | N
 
 @dataclass
 class Cell:
-    """One (mutation, scorer) cell: passing baselines mutated, and how many failed."""
+    """One (mutation, scorer) cell: passing baselines mutated (``applicable``) and how many
+    then failed (``flipped``); the same over the cases where the mutation targets the scorer
+    (``targeted_*``), and the ids of those that did not flip (``missed``)."""
 
-    targeted: bool = False
     applicable: int = 0
     flipped: int = 0
+    targeted_applicable: int = 0
+    targeted_flipped: int = 0
     missed: list[str] = field(default_factory=list)
-    """Case ids whose targeted scorer did not flip."""
+
+    @property
+    def targeted(self) -> bool:
+        """The mutation targets this scorer on some case."""
+        return self.targeted_applicable > 0
 
 
 @dataclass
@@ -148,9 +155,10 @@ def _tally(
         if base[scorer] is not True:
             continue
         cell = cells[(mutation, scorer)]
-        cell.targeted = cell.targeted or scorer in targets
+        flipped = scored[scorer] is False
         cell.applicable += 1
-        if scored[scorer] is False:
-            cell.flipped += 1
-        elif scorer in targets:
-            cell.missed.append(case_id)
+        cell.flipped += flipped
+        if scorer in targets:
+            cell.targeted_applicable += 1
+            cell.targeted_flipped += flipped
+            cell.missed += [] if flipped else [case_id]
