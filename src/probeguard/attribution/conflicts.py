@@ -34,25 +34,20 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 
-from probeguard.core.documents import Document
+from probeguard.core.documents import Document, version_links
 from probeguard.nlp.mentions import date_mentions, number_mentions, same_kind
 from probeguard.nlp.stemming import stem
 from probeguard.nlp.support import question_terms
 from probeguard.nlp.text import contains_answer, content_words, split_sentences, words
 
 __all__ = [
-    "LINKS",
     "MIN_OVERLAP",
     "MIN_SHARED",
     "answer_sentence",
     "disagree",
-    "linked_ids",
     "related",
     "title_key",
 ]
-
-LINKS = ("supersedes", "superseded_by", "near_duplicate_of", "duplicate_of")
-"""Metadata keys that link two versions of one document."""
 
 MIN_OVERLAP = 0.4
 """Least share of the answer sentence's stemmed content words (numbers left out) that a
@@ -64,20 +59,8 @@ _BRACKETED = re.compile(r"\([^)]*\)|\[[^\]]*\]")
 _NAME = re.compile(r"(?<=\s)[A-Z][\w'’-]*")
 
 
-def linked_ids(doc: Document) -> set[str]:
-    """The ids ``doc``'s metadata links it to (``LINKS``)."""
-    out: set[str] = set()
-    for key in LINKS:
-        value = doc.metadata.get(key)
-        if isinstance(value, str):
-            out.add(value)
-        elif isinstance(value, (list, tuple)):
-            out.update(str(v) for v in value)
-    return out
-
-
 def _linked(a: Document, b: Document) -> bool:
-    return b.id in linked_ids(a) or a.id in linked_ids(b)
+    return b.id in version_links(a.metadata) or a.id in version_links(b.metadata)
 
 
 def title_key(doc: Document) -> str:
@@ -87,7 +70,7 @@ def title_key(doc: Document) -> str:
 
 
 def related(a: Document, b: Document) -> bool:
-    """Linked through ``LINKS`` (either direction), or the same ``title_key`` or ``topic``."""
+    """Linked through ``core.documents.VERSION_LINKS`` (either direction), or the same ``title_key`` or ``topic``."""
     if _linked(a, b):
         return True
     key = title_key(a)
@@ -211,6 +194,6 @@ def conflicting_with_gold(
 def linked_to(gold: Sequence[Document], documents: Mapping[str, Document]) -> set[str]:
     """Ids of the corpus documents linked to a gold document, in either direction."""
     ids = {g.id for g in gold}
-    out = {i for g in gold for i in linked_ids(g) if i in documents}
-    out |= {i for i, d in documents.items() if linked_ids(d) & ids}
+    out = {i for g in gold for i in version_links(g.metadata) if i in documents}
+    out |= {i for i, d in documents.items() if version_links(d.metadata) & ids}
     return out - ids

@@ -41,12 +41,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from probeguard.attribution.conflicts import linked_ids
 from probeguard.attribution.decide import Observed
-from probeguard.core.documents import Document
+from probeguard.core.documents import OUTDATED_STATUSES, Document, version_links
 from probeguard.core.records import SwapOutcome, SwapRun
 from probeguard.nlp.text import CITATION_MARKER, content_words, normalize_answer, split_sentences
-from probeguard.pipeline.defences.archive import OUTDATED_STATUSES
 
 __all__ = ["SUPPORT", "FailureFacts", "adopted", "read_mechanism", "supported_by"]
 
@@ -143,7 +141,9 @@ def _retriever(facts: FailureFacts) -> str:
 
 def _is_stale(doc: Document, gold: Sequence[Document]) -> bool:
     status = str(doc.metadata.get("status", "")).lower()
-    superseded = any(doc.id in linked_ids(g) for g in gold if g.metadata.get("supersedes"))
+    superseded = any(
+        doc.id in version_links(g.metadata) for g in gold if g.metadata.get("supersedes")
+    )
     return status in _STALE or bool(doc.metadata.get("superseded_by")) or superseded
 
 

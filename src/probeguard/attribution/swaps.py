@@ -32,9 +32,8 @@ from typing import Any
 
 from probeguard.attribution.conflicts import conflicting_with_gold, linked_to
 from probeguard.core.cases import Case
-from probeguard.core.documents import Document
+from probeguard.core.documents import OUTDATED_STATUSES, Document
 from probeguard.core.pipeline import Capability, RetrievedChunk, Variation
-from probeguard.pipeline.defences.archive import OUTDATED_STATUSES
 
 __all__ = [
     "SWAPS",
