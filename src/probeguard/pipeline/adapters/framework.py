@@ -4,12 +4,14 @@ overrides, and merging scored hits from a main index and a call's own overlay in
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from probeguard.core.errors import UnsupportedCapabilityError
+from probeguard.core.hashing import digest
 from probeguard.core.pipeline import Variation
+from probeguard.models.prompts import resolve_prompt
 
-__all__ = ["RETRIEVAL_KEYS", "rank_hits", "retrieval_options"]
+__all__ = ["RETRIEVAL_KEYS", "adapter_fingerprint", "rank_hits", "retrieval_options"]
 
 T = TypeVar("T")
 
@@ -47,3 +49,37 @@ def rank_hits(
     return [(item, score) for item, score, _ in ranked if min_score is None or score >= min_score][
         :k
     ]
+
+
+def adapter_fingerprint(
+    adapter: str,
+    parts: dict[str, Any],
+    embeddings: tuple[str, Any],
+    generate: Any,
+    *,
+    k: int,
+    prompt: Any,
+    overlay_mode: str,
+    version: str,
+) -> str:
+    """A framework adapter's fingerprint: what it wraps (``parts``: corpus, chunker), its
+    embeddings object (``(key, object)``; the ProbeGuard embedder's config when it wraps one),
+    the generation step (its ``config()`` when it has one), ``k``, the prompt, the overlay mode
+    and the adapter's version."""
+    key, model = embeddings
+    embedder = getattr(model, "embedder", None)
+    gen_config = getattr(generate, "config", None)
+    return digest(
+        {
+            "adapter": adapter,
+            **parts,
+            key: type(model).__name__,
+            "embedder": embedder.config() if embedder is not None else None,
+            "k": k,
+            "generate": type(generate).__name__,
+            "generate_config": gen_config() if callable(gen_config) else None,
+            "prompt": resolve_prompt(prompt).config(),
+            "overlay_mode": overlay_mode,
+            "version": version,
+        }
+    )

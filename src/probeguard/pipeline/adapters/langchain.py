@@ -56,7 +56,6 @@ from typing import Any, Literal
 
 from probeguard.core.documents import Document, corpus_fingerprint
 from probeguard.core.errors import InputError
-from probeguard.core.hashing import digest
 from probeguard.core.pipeline import (
     ORACLE_DOC_ID,
     Capability,
@@ -68,7 +67,7 @@ from probeguard.corpus.chunkers import make_chunker
 from probeguard.corpus.chunking_base import Chunker
 from probeguard.models.generators.base import Generation
 from probeguard.models.prompts import resolve_prompt
-from probeguard.pipeline.adapters.framework import rank_hits, retrieval_options
+from probeguard.pipeline.adapters.framework import adapter_fingerprint, rank_hits, retrieval_options
 from probeguard.pipeline.adapters.langchain_parts import (
     BaseChatModel,
     BaseLanguageModel,
@@ -198,21 +197,15 @@ class LangChainPipeline:
         return pipe
 
     def fingerprint(self) -> str:
-        gen_config = getattr(self._generate, "config", None)
-        embedder = getattr(self._embeddings, "embedder", None)
-        return digest(
-            {
-                "adapter": "langchain",
-                **self._parts,
-                "embeddings": type(self._embeddings).__name__,
-                "embedder": embedder.config() if embedder is not None else None,
-                "k": self.k,
-                "generate": type(self._generate).__name__,
-                "generate_config": gen_config() if callable(gen_config) else None,
-                "prompt": resolve_prompt(self.prompt).config(),
-                "overlay_mode": self.overlay_mode,
-                "version": self.version,
-            }
+        return adapter_fingerprint(
+            "langchain",
+            self._parts,
+            ("embeddings", self._embeddings),
+            self._generate,
+            k=self.k,
+            prompt=self.prompt,
+            overlay_mode=self.overlay_mode,
+            version=self.version,
         )
 
     # -- retrieval ----------------------------------------------------------------------

@@ -43,7 +43,6 @@ from typing import Any, Literal
 
 from probeguard.core.documents import Chunk, Document, corpus_fingerprint
 from probeguard.core.errors import InputError, MissingExtraError, PipelineCallError
-from probeguard.core.hashing import digest
 from probeguard.core.pipeline import (
     ORACLE_DOC_ID,
     Capability,
@@ -58,7 +57,7 @@ from probeguard.corpus.chunking_base import Chunker
 from probeguard.models.embedders.base import Embedder
 from probeguard.models.generators.base import Generation, Generator
 from probeguard.models.prompts import looks_like_refusal, parse_citations, resolve_prompt
-from probeguard.pipeline.adapters.framework import rank_hits, retrieval_options
+from probeguard.pipeline.adapters.framework import adapter_fingerprint, rank_hits, retrieval_options
 from probeguard.pipeline.reference import chunking_spec
 
 try:
@@ -219,21 +218,15 @@ class LlamaIndexPipeline:
         return pipe
 
     def fingerprint(self) -> str:
-        gen_config = getattr(self._generate, "config", None)
-        embedder = getattr(self._embed_model, "embedder", None)
-        return digest(
-            {
-                "adapter": "llamaindex",
-                **self._parts,
-                "embed_model": type(self._embed_model).__name__,
-                "embedder": embedder.config() if embedder is not None else None,
-                "k": self.k,
-                "generate": type(self._generate).__name__,
-                "generate_config": gen_config() if callable(gen_config) else None,
-                "prompt": resolve_prompt(self.prompt).config(),
-                "overlay_mode": self.overlay_mode,
-                "version": self.version,
-            }
+        return adapter_fingerprint(
+            "llamaindex",
+            self._parts,
+            ("embed_model", self._embed_model),
+            self._generate,
+            k=self.k,
+            prompt=self.prompt,
+            overlay_mode=self.overlay_mode,
+            version=self.version,
         )
 
     # -- retrieval ----------------------------------------------------------------------
