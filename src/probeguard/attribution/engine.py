@@ -58,6 +58,7 @@ from probeguard.metrics.golden import score_golden_record
 from probeguard.nlp.attack_phrases import attack_phrases
 from probeguard.nlp.text import CITATION_MARKER, content_words
 from probeguard.probes.base import JudgeContext, Probe, ProbeContext, group_records
+from probeguard.runner.prepare import prepare_run
 
 __all__ = [
     "AttributionResult",
@@ -394,6 +395,8 @@ def attribute(
                     swapped_case = _swap_case(failure.records[role].case, plan)
                     cases.setdefault(swapped_case.id, swapped_case)
         planned.append(plans)
+    if cases:
+        prepare_run(runner, list(cases.values()))  # e.g. whole-document swaps' index
     result = runner.run(list(cases.values())) if cases else None
     reruns = {r.case.id: r for r in result.records} if result is not None else {}
 

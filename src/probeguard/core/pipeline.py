@@ -23,6 +23,7 @@ of calls made before the field existed are unchanged.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Protocol, runtime_checkable
@@ -196,6 +197,14 @@ class Pipeline(Protocol):
         ...
 
     def answer(self, question: str, variation: Variation | None = None) -> PipelineOutput: ...
+
+
+@runtime_checkable
+class PreparesIndexes(Protocol):
+    """A pipeline that can build, before any call, the indexes that calls with the given
+    variations read (``ReferencePipeline.prepare``); the runner's callers prepare it."""
+
+    def prepare(self, variations: Iterable[Variation | None]) -> object: ...
 
 
 def check_capabilities(pipeline: Pipeline, variation: Variation | None) -> None:

@@ -60,6 +60,7 @@ from probeguard.probes.evaluate import (
 from probeguard.results.run import RunLog, RunSummary, SynthesizedInputs
 from probeguard.runner.cache import ResponseCache
 from probeguard.runner.executor import Runner, RunnerConfig
+from probeguard.runner.prepare import prepare_run
 from probeguard.runner.retry import RetryPolicy
 from probeguard.runner.settings import RunnerSettings
 
@@ -201,8 +202,7 @@ class Generated:
 
     pipeline: Pipeline
     documents: tuple[Document, ...]
-    golden: tuple[Case, ...]
-    """The golden questions, run first."""
+    golden: tuple[Case, ...]  # the golden questions, run first
     ctx: ProbeContext
     plan: ProbePlan
     """The probes that run, their cases, and the ones skipped."""
@@ -301,6 +301,7 @@ class Executed:
 
 def execute(runner: Runner, cases: Sequence[Case]) -> Executed:
     """Run ``cases`` through ``runner`` (the only way any command calls a pipeline)."""
+    prepare_run(runner, cases)  # the indexes the cases read, before any call
     result = runner.run(list(cases))
     return Executed(records=tuple(result.records), stats=result.stats, runner=runner)
 
@@ -482,15 +483,14 @@ def synthesized_record(synthesized: Synthesis | None) -> SynthesizedInputs | Non
     """What ``run.json`` records of the synthesized inputs."""
     if synthesized is None:
         return None
-    stats = synthesized.stats
     return SynthesizedInputs(
         golden=len(synthesized.golden),
         attacks=len(synthesized.attacks),
         seed=synthesized.seed,
         generator=GENERATOR,
-        by_type=dict(stats.by_type),
-        near_duplicates=stats.near_duplicates,
-        considered=stats.considered,
+        by_type=dict(synthesized.stats.by_type),
+        near_duplicates=synthesized.stats.near_duplicates,
+        considered=synthesized.stats.considered,
     )
 
 

@@ -6,7 +6,7 @@ and it supports every capability, so probes and attribution can run counterfactu
   index's frozen statistics (no re-index: a poisoned query costs O(injected), not O(corpus));
 - ``mask``: documents hidden by id for one call;
 - ``chunking``: ``"document"`` (whole documents), ``"sentences"``, or ``"tokens-SIZE-OVERLAP"``;
-  each alternative index is built once, on first use;
+  each alternative index is built once (by ``prepare``, or else on first use);
 - ``oracle_context``: the given texts go straight to the generator;
 - ``prompt_override``: a template name or text;
 - ``retrieval``: ``{"mode": "dense"|"bm25"|"hybrid", "top_k": int, "min_score": float,
@@ -39,15 +39,21 @@ non-default settings) and, per defence that ran, ``gate`` ({backend, min_score})
 ``deduplicated`` ([{chunk_id, duplicate_of}]), ``sanitised`` ([{chunk_id, removed,
 phrases}]), ``grounding`` ({status, claims, unsupported}), ``conflicts`` ([...]), and, when a
 defence replaced the answer with a refusal, ``refused_by`` and ``original_answer``.
+
+**Indexes and locks.** An index is one chunking's chunks and, per retrieval mode, a retriever
+over them. ``prepare(variations)`` builds the indexes those variations read (``index_key``):
+the scan calls it before its runner starts, so no call builds one. Each index is built once
+under its own lock (``build_once``): reading a built index takes no lock, and building one
+never blocks calls or builds of another. An unprepared index is built on first use.
 """
 
 from __future__ import annotations
 
 import asyncio
-import threading
+import logging
 import time
 from collections import ChainMap
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
@@ -73,6 +79,7 @@ from probeguard.models.embedders.factory import make_embedder
 from probeguard.models.generators.base import Generation, Generator
 from probeguard.models.generators.factory import make_generator
 from probeguard.models.prompts import REFUSAL_TEXT, PromptTemplate, resolve_prompt, spotlight
+from probeguard.pipeline.build_once import BuildOnce
 from probeguard.pipeline.config import ReferencePipelineConfig
 from probeguard.pipeline.defences.archive import demote_archived
 from probeguard.pipeline.defences.conflict import conflicts, touches
@@ -85,6 +92,8 @@ from probeguard.pipeline.defences.trust import apply_trust
 from probeguard.pipeline.rerankers import make_reranker
 from probeguard.pipeline.retrievers.base import Hit, Retriever, SearchRequest
 from probeguard.pipeline.retrievers.factory import make_retriever
+
+log = logging.getLogger(__name__)
 
 RETRIEVAL_MODES = ("dense", "bm25", "hybrid")
 RETRIEVAL_OVERRIDES = frozenset({"mode", "top_k", "min_score", "filters", "rerank"})
@@ -121,11 +130,21 @@ def _rerank(opts: Mapping[str, Any]) -> bool:
     return flag
 
 
-@dataclass
+def index_key(variation: Variation | None) -> tuple[str | None, str | None] | None:
+    """The index a call with ``variation`` reads: ``(chunking, retrieval mode)`` (None: the
+    configured one), or None when it reads no index (oracle contexts skip retrieval)."""
+    if variation is None:
+        return (None, None)
+    if variation.contexts is not None:
+        return None
+    mode = variation.retrieval.get("mode")
+    return (variation.chunking, None if mode is None else str(mode))
+
+
+@dataclass(frozen=True)
 class _Index:
     chunker: Chunker
     chunks: list[Chunk]
-    retrievers: dict[str, Retriever]
 
 
 class ReferencePipeline:
@@ -145,9 +164,9 @@ class ReferencePipeline:
         self.documents = list(documents)
         self.corpus_fingerprint = corpus_fingerprint(self.documents)
         self._sources = {d.id: d.source for d in self.documents}
-        self._lock = threading.RLock()
-        self._embedder: Embedder | None = None
-        self._indexes: dict[str, _Index] = {}
+        self._embedder: BuildOnce[None, Embedder] = BuildOnce()
+        self._indexes: BuildOnce[str, _Index] = BuildOnce()
+        self._retrievers: BuildOnce[tuple[str, str], Retriever] = BuildOnce()
         self._generator: Generator = make_generator(self.config.generator)
         self._reranker = make_reranker(self.config.reranker)
         parts: dict[str, Any] = {
@@ -175,15 +194,12 @@ class ReferencePipeline:
         return self._fingerprint
 
     def embedder(self) -> Embedder:
-        with self._lock:
-            if self._embedder is None:
-                self._embedder = make_embedder(self.config.embedder)
-            return self._embedder
+        return self._embedder.get(None, lambda: make_embedder(self.config.embedder))
 
     def _shared_embedder(self, spec: Mapping[str, Any]) -> Embedder:
         return self.embedder() if spec == self.config.embedder else make_embedder(spec)
 
-    def _retriever_spec(self, mode: str | None) -> dict[str, Any]:
+    def _retriever_spec(self, mode: str | None, chunking: str | None = None) -> dict[str, Any]:
         spec = dict(self.config.retriever)
         if mode is not None and mode != spec.get("name"):
             if mode not in RETRIEVAL_MODES:
@@ -197,36 +213,58 @@ class ReferencePipeline:
             # One collection per corpus: two scans of different corpora sharing the default
             # store path must not replace each other's index.
             spec.setdefault("collection", f"probeguard-{self.corpus_fingerprint[:16]}")
+            if chunking:
+                # Each chunking has its own index: a shared collection would be replaced by it.
+                spec["collection"] = f"{spec['collection']}-{chunking}"
         return spec
 
     def _index(self, chunking: str | None) -> _Index:
-        key = chunking or ""
-        with self._lock:
-            index = self._indexes.get(key)
-            if index is None:
-                chunker = make_chunker(chunking_spec(chunking) if chunking else self.config.chunker)
-                index = _Index(chunker, chunker.chunk_all(self.documents), {})
-                self._indexes[key] = index
-            return index
+        """The chunks of one chunking of the corpus, chunked once (under its own lock)."""
+
+        def chunk() -> _Index:
+            chunker = make_chunker(chunking_spec(chunking) if chunking else self.config.chunker)
+            return _Index(chunker, chunker.chunk_all(self.documents))
+
+        return self._indexes.get(chunking or "", chunk)
 
     def retriever(self, chunking: str | None = None, mode: str | None = None) -> Retriever:
-        """The retriever for a chunking and mode, indexed on first use."""
-        index = self._index(chunking)
-        spec = self._retriever_spec(mode)
-        if spec["name"] == "chroma" and chunking:
-            # Each chunking has its own index: a shared collection would be replaced by it.
-            spec["collection"] = f"{spec['collection']}-{chunking}"
-        key = digest(spec)
-        with self._lock:
-            retriever = index.retrievers.get(key)
-            if retriever is None:
-                retriever = make_retriever(spec, embedder_factory=self._shared_embedder)
-                retriever.index(index.chunks)
-                index.retrievers[key] = retriever
+        """The retriever for a chunking and mode, indexed once, under its own lock."""
+        spec = self._retriever_spec(mode, chunking)
+
+        def index() -> Retriever:
+            retriever = make_retriever(spec, embedder_factory=self._shared_embedder)
+            retriever.index(self._index(chunking).chunks)
             return retriever
 
+        return self._retrievers.get((chunking or "", digest(spec)), index)
+
+    def prepare(self, variations: Iterable[Variation | None] = (None,)) -> ReferencePipeline:
+        """Build every index that calls with ``variations`` read (``index_key``; default: the
+        configured one), in order of first appearance, so that no call has to (the scan before
+        its runner starts; any worker process holding a pipeline). An index that fails to build
+        is logged and left to the calls that read it: each records the error as its own."""
+        keys = dict.fromkeys(k for k in map(index_key, variations) if k is not None)
+        for chunking, mode in keys:
+            try:
+                self.retriever(chunking, mode)
+            except Exception as exc:  # a call records it as its own error
+                log.warning("index (%s, %s) not prepared: %s", chunking, mode, exc)
+        return self
+
+    def prepared(self, chunking: str | None = None, mode: str | None = None) -> bool:
+        """Whether the index of ``chunking`` and ``mode`` is built."""
+        spec = self._retriever_spec(mode, chunking)
+        return self._retrievers.built((chunking or "", digest(spec)))
+
+    @property
+    def index_wait_s(self) -> float:
+        """Seconds calls spent waiting on another call's build of the same index (or chunks,
+        or embedder), summed: 0 when every index was prepared before the calls."""
+        return self._embedder.wait_s + self._indexes.wait_s + self._retrievers.wait_s
+
     def build(self) -> ReferencePipeline:
-        """Index the corpus now (otherwise it happens on the first question)."""
+        """Index the corpus now (otherwise it happens on the first question); raises what
+        the build raises."""
         self.retriever()
         return self
 
