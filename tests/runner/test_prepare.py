@@ -3,14 +3,17 @@ the pending cases' variations, so no call builds an index; cached or resumed cas
 
 from __future__ import annotations
 
-from probeguard.core.cases import Case
+from probeguard.config.models import ScanConfig
+from probeguard.core.cases import Case, Expected
 from probeguard.core.documents import Document
 from probeguard.core.pipeline import PipelineOutput, Variation
+from probeguard.engine.scan import scan
 from probeguard.engine.stages import execute
 from probeguard.pipeline.config import ReferencePipelineConfig
 from probeguard.pipeline.reference import ReferencePipeline
 from probeguard.runner import ResponseCache, Runner, RunnerConfig
 from probeguard.runner.prepare import pending, prepare_run
+from probeguard.runner.settings import RunnerSettings
 
 DOCS = [
     Document(id="refunds", text="Customers may return items within 30 days for a refund."),
@@ -64,3 +67,24 @@ def test_cached_and_resumed_cases_build_no_index(tmp_path):
     assert pending(resumed, CASES) == CASES[2:]
     prepare_run(resumed, CASES)
     assert fresh.prepared(mode="bm25") and not fresh.prepared("document")
+
+
+def test_attribution_reruns_find_their_indexes_built(tmp_path):
+    # No probe asks for whole documents: only the surgeon's swaps (whole_document,
+    # better_retrieval) of the failing golden question read those indexes.
+    pipeline = Observed()
+    config = ScanConfig(
+        probes={"enabled": []},
+        runner=RunnerSettings(cache_dir=None, concurrency=4),
+        attribution={"swaps": ["whole_document", "better_retrieval"]},
+    )
+    golden = [
+        Case(
+            id="q1",
+            question="How long is the refund window?",
+            expected=Expected(answers=("45 days",), evidence_doc_ids=("refunds",)),
+        )
+    ]
+    result = scan(config, tmp_path / "run", pipeline=pipeline, inputs=(DOCS, golden))
+    assert result.run.stats.attribution_calls == 2
+    assert pipeline.prepared("document") and pipeline.seen == [True, True, True]
