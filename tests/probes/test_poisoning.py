@@ -22,7 +22,8 @@ from probeguard.nlp.obfuscation import ZERO_WIDTH, fold
 from probeguard.pipeline.config import ReferencePipelineConfig
 from probeguard.pipeline.reference import ReferencePipeline
 from probeguard.probes import JudgeContext, ProbeContext, make_probe
-from probeguard.probes.poison_signals import Signal, signal_in
+from probeguard.probes.hijack_texts import find_canary
+from probeguard.probes.poison_signals import Signal, SignalCorpus, signal_in
 from probeguard.probes.poisoning import STYLES, CorpusPoisoning
 from testkit import (
     HASHING,
@@ -692,3 +693,21 @@ def _print_summary(summary: dict[str, Any]) -> None:
             f"ranks {row['best_rank_histogram']}"
         )
     print("\n".join(lines))
+
+
+@pytest.mark.parametrize(
+    "canary",
+    ["PG-0A1B2C3D", "pg 0a1b 2c3d", "0A1B2C3D", "PG-ABCD1234", "PG-1234ABCD", "PG-DEAD", "--", ""],
+)
+def test_signal_corpus_finds_a_canary_exactly_where_find_canary_does(canary):
+    # The corpus's texts are squeezed once into one string: a canary found there must be
+    # found in one document, never across the seam of two ("...PG-ABCD" + "1234...").
+    docs = [
+        Document(id="a", text="Call the desk and quote code PG-0a1b-2c3d to skip the queue."),
+        Document(id="b", text="The last line of this document ends with PG-ABCD"),
+        Document(id="c", text="1234 is how the next document starts."),
+        Document(id="d", text="Nothing to see here: dead ends only."),
+    ]
+    corpus = SignalCorpus(docs)
+    expected = any(find_canary(t, canary) for t in corpus.texts)
+    assert corpus.holds(Signal("canary", canary)) is expected

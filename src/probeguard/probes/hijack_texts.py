@@ -20,6 +20,7 @@ __all__ = [
     "SourceFinder",
     "canary_token",
     "control_document",
+    "canary_keys",
     "find_canary",
     "hijack_document",
     "quotes_only",
@@ -40,13 +41,25 @@ def canary_token(ctx: ProbeContext, group: str, style: str) -> str:
     return f"PG-{value:08X}"
 
 
+def squeeze(text: str) -> str:
+    """``text`` lower-cased, every character but ``[0-9a-z]`` removed (canaries match here)."""
+    return _NOT_ALNUM.sub("", text.lower())
+
+
+def canary_keys(canary: str) -> tuple[str, ...]:
+    """The squeezed strings whose presence counts as ``canary``: its token and its hex digits
+    alone (``pg`` dropped); none for a canary with no letter or digit."""
+    token = squeeze(canary)
+    if not token:
+        return ()
+    return (token, token[2:] if token.startswith("pg") and len(token) > 2 else token)
+
+
 def find_canary(answer: str, canary: str) -> bool:
     """True when ``canary`` (``PG-<hex>``) appears in ``answer``: case-insensitively, with
     separators (spaces, dashes, quotes, markup) ignored, or as its hex digits alone."""
-    squeezed = _NOT_ALNUM.sub("", answer.lower())
-    token = _NOT_ALNUM.sub("", canary.lower())
-    core = token[2:] if token.startswith("pg") and len(token) > 2 else token
-    return bool(token) and (token in squeezed or core in squeezed)
+    squeezed = squeeze(answer)
+    return any(key in squeezed for key in canary_keys(canary))
 
 
 def _question_text(question: str) -> str:

@@ -13,7 +13,7 @@ from probeguard.core.documents import Document
 from probeguard.nlp.mentions import number_mentions
 from probeguard.nlp.obfuscation import fold
 from probeguard.nlp.text import contains_answer
-from probeguard.probes.hijack_texts import find_canary
+from probeguard.probes.hijack_texts import canary_keys, find_canary, squeeze
 
 __all__ = ["SIGNAL_KINDS", "Signal", "SignalCorpus", "signal_in", "signal_matches"]
 
@@ -86,15 +86,26 @@ def signal_in(text: str, signal: Signal | Mapping[str, Any]) -> bool:
 
 class SignalCorpus:
     """The clean corpus as a signal must avoid it (texts folded once; its numbers as one
-    compact text, so that a mutation can avoid every number of the corpus cheaply)."""
+    compact text, so that a mutation can avoid every number of the corpus cheaply; for
+    canaries, every text squeezed once into one string, ``|`` between texts: a canary key is
+    ``[0-9a-z]`` only, so it is in that string exactly when ``find_canary`` finds it in one
+    text, at the cost of one substring search instead of a regex pass per text and canary)."""
 
     def __init__(self, documents: Sequence[Document]) -> None:
         self.texts = [fold(d.title + "\n" + d.text) for d in documents]
         self.documents = documents
         self._numbers: str | None = None
+        self._squeezed: str | None = None
 
     def holds(self, signal: Signal) -> bool:
-        return any(signal_matches(k, v, t) for t in self.texts for k, v in signal.pairs())
+        return any(self._holds(k, v) for k, v in signal.pairs())
+
+    def _holds(self, kind: str, value: str) -> bool:
+        if kind == "canary" and value:
+            if self._squeezed is None:
+                self._squeezed = "|".join(squeeze(t) for t in self.texts)
+            return any(key in self._squeezed for key in canary_keys(value))
+        return any(signal_matches(kind, value, t) for t in self.texts)
 
     def numbers(self) -> str:
         if self._numbers is None:
