@@ -45,6 +45,15 @@ class LlmJudgeConfig(StrictModel):
     api_key_env: str | None = "OPENAI_API_KEY"
     mode: Literal["claim", "pair"] = "claim"
     """``claim``: one call per claim over all chunks; ``pair``: one call per (claim, chunk)."""
+    style: Literal["json", "yesno"] = "json"
+    """``json``: the strict-JSON verdict prompt (capable remote models); ``yesno``: one
+    "Is the claim supported by the evidence? Answer yes or no." call per (claim, chunk), for
+    small local models (``probeguard.detectors.yesno``: P(yes)/(P(yes)+P(no)) where the
+    runtime gives token probabilities, else the reply's first word; ``mode`` and
+    ``format_retries`` do not apply)."""
+    evidence_words: int = Field(default=400, ge=16, le=100_000)
+    """``yesno`` only: the most words of evidence per call; longer evidence keeps the
+    sentences with the most words in common with the claim (rule in ``detectors.yesno``)."""
     format_retries: int = Field(default=2, ge=0, le=10)
     """Re-asks after a malformed reply; then the cell is unscored with the reason."""
     max_tokens: int = Field(default=512, ge=1)

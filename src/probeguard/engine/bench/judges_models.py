@@ -18,10 +18,12 @@ Judges (``--judges``):
   one-pair probe (no ``sentence-transformers``, or no hub to load the model from).
 - ``consensus``: ``judge.consensus`` when configured, else a majority of the available
   judges among offline, llm and nli; skipped when fewer than two are available.
-- ``smollm2``: the LLM judge's prompts and parsing (``LlmJudge``, ``mode="pair"``, one
-  format retry) answered by SmolLM2-135M-Instruct through llama.cpp instead of HTTP; the
-  contexts are joined into one passage that the generator cuts to its window (n_ctx 2048;
-  one decoding thread).
+- ``smollm2``: the LLM judge's yes/no style (``LlmJudge(style="yesno")``,
+  ``detectors.yesno``) answered by SmolLM2-135M-Instruct through llama.cpp instead of HTTP:
+  one call per factual claim over the record's contexts joined into one passage, cut to
+  ``SMOLLM2_EVIDENCE_WORDS`` words (the sentences sharing most words with the claim), scored
+  P(yes)/(P(yes)+P(no)) from the next-token probabilities (n_ctx 2048; one decoding thread).
+  ``SmolJudge(generator, style="json")`` keeps the JSON prompt (pair mode, one format retry).
   Skipped without cyllama or the weights.
 
 Baseline ``token_overlap`` = |content words of the claim found among the contexts' content
@@ -36,7 +38,7 @@ import math
 import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any, Literal, cast
 
 from probeguard.core.errors import ProbeGuardError
 from probeguard.core.pipeline import Context
@@ -46,11 +48,13 @@ from probeguard.detectors.judges import Consensus, Judge, judge_claims
 from probeguard.detectors.llm_judge import LlmJudge
 from probeguard.detectors.nli_judge import NliJudge
 from probeguard.detectors.offline_judge import OfflineJudge
+from probeguard.detectors.yesno import YESNO_MAX_TOKENS
 from probeguard.engine.bench.judges_data import LabelledClaim
 from probeguard.metrics.graded import support_score
 from probeguard.metrics.judged import faithfulness
 from probeguard.models.generators.base import Generation, Generator
 from probeguard.models.generators.llama_cpp import LlamaCppGenerator
+from probeguard.models.generators.llama_cpp_logits import AnswerProbabilities
 from probeguard.models.generators.openai_compat import OpenAICompatibleGenerator
 from probeguard.models.prompts import PromptTemplate
 from probeguard.nlp.text import content_words
@@ -69,7 +73,9 @@ __all__ = [
 
 JUDGE_NAMES = ("offline", "smollm2", "llm", "consensus", "nli")
 BASELINE = "token_overlap"
-SMOLLM2_SETTINGS: dict[str, Any] = {"max_tokens": 96, "n_ctx": 2048, "threads": 1}
+SMOLLM2_SETTINGS: dict[str, Any] = {"max_tokens": YESNO_MAX_TOKENS, "n_ctx": 2048, "threads": 1}
+SMOLLM2_EVIDENCE_WORDS = 128
+"""SmolLM2's evidence budget per call: its prompt processing, not decoding, sets the cost."""
 NAN = math.nan
 _DEFAULT_LLM_URL = LlmJudgeConfig().base_url
 Scored = float | tuple[float, bool]
@@ -132,17 +138,53 @@ class _AsyncChat:
         return self.generator.config()
 
 
+class _AsyncScorer(_AsyncChat):
+    """``_AsyncChat`` plus next-token answer probabilities (``detectors.yesno.AnswerScorer``)
+    for a llama.cpp generator."""
+
+    generator: LlamaCppGenerator
+
+    async def aanswer_probabilities(
+        self,
+        question: str,
+        contexts: Sequence[Context],
+        prompt: PromptTemplate,
+        answers: Sequence[str],
+    ) -> AnswerProbabilities:
+        return await asyncio.to_thread(
+            self.generator.answer_probabilities, question, contexts, prompt, answers
+        )
+
+
 class SmolJudge(LlmJudge):
-    """``LlmJudge`` (pair mode, one format retry) answered by a local generator."""
+    """``LlmJudge`` answered by a local generator: yes/no style by default (scored by
+    next-token probabilities when the generator is llama.cpp, else by the first word), or
+    ``style="json"`` (pair mode, one format retry)."""
 
     name = "smollm2"
 
-    def __init__(self, generator: Generator) -> None:
+    def __init__(
+        self,
+        generator: Generator,
+        *,
+        style: Literal["json", "yesno"] = "yesno",
+        evidence_words: int = SMOLLM2_EVIDENCE_WORDS,
+    ) -> None:
         super().__init__(
-            base_url="http://127.0.0.1/unused", api_key_env=None, mode="pair", format_retries=1
+            base_url="http://127.0.0.1/unused",
+            api_key_env=None,
+            mode="pair",
+            style=style,
+            evidence_words=evidence_words,
+            format_retries=1,
         )
         # Same calls as the HTTP client (agenerate, aclose, config); no HTTP is made.
-        self.generator = cast(OpenAICompatibleGenerator, _AsyncChat(generator))
+        face = (
+            _AsyncScorer(generator)
+            if isinstance(generator, LlamaCppGenerator)
+            else _AsyncChat(generator)
+        )
+        self.generator = cast(OpenAICompatibleGenerator, face)
 
 
 def _scorer(judge: Judge, one_passage: bool) -> Callable[[LabelledClaim], Scored]:
