@@ -373,4 +373,6 @@ def test_smollm2_on_a_slice_of_halueval(shared_data: Path, tmp_path: Path):
     result = run_judges(tmp_path, judges=["smollm2"], smollm2_limit=2, resamples=20, environ={})
     (row,) = [r for r in result.rows if r.judge == "smollm2"]
     assert (row.dataset, row.dev, row.test) == ("halueval", 2, 2) and row.seconds > 0
+    # Regression (issue 12): the JSON prompt left every SmolLM2 record unscored.
+    assert row.unscored_test == 0 and not math.isnan(row.auroc.value)
     assert [s.name for s in result.skipped_datasets] == ["wice", "begin"]
