@@ -560,6 +560,16 @@ def test_llm_judge_yesno_style_reads_the_first_word_over_http(server: Server):
     assert [r.relevant for r in rel] == [True, False] and len(server.bodies) == 2
 
 
+def test_consensus_composes_with_a_yesno_llm_judge(server: Server):
+    server.replies = [lambda body: "Yes"]
+    both = Consensus([OFFLINE, judge_for(server, style="yesno")], "unanimous")
+    j = both.judge(
+        ["Customers may return items within 30 days of delivery.", "We ship to Peru."], [REFUND]
+    )
+    assert j.labels() == [[S], [X]]  # agree: supported; disagree: unscored under unanimity
+    assert [p.judge for p in j.parts] == ["offline", "llm"]
+
+
 def test_parse_reply_is_strict():
     ok = parse_reply('{"verdicts": [{"passage": 1, "label": "supported"}]}', ClaimReply, 1)
     assert ok.verdicts[0].label == "supported"  # type: ignore[attr-defined]
