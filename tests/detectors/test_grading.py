@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
+from benchmarks import fit_support_grade
 
 from probeguard.core.pipeline import Context
 from probeguard.detectors.grading import (
@@ -86,3 +88,20 @@ def test_the_shipped_model_states_its_provenance():
     assert prov["script"] == "benchmarks/fit_support_grade.py" and "dev only" in prov["splits"]
     assert set(prov["datasets"]) == {"wice", "begin-wow", "begin-cmu", "begin-tc", "halueval"}
     assert 0.0 < model.grade([1.0, 1.0, 0.0, 1.0, 1.0]) < 1.0
+
+
+def test_the_fit_is_deterministic_and_learns_the_sign_of_a_feature():
+    def claim(rule: float) -> np.ndarray:
+        return np.asarray([[rule, 0.5, 0.0, 1.0, 1.0], [rule / 2, 0.5, 0.0, 1.0, 1.0]])
+
+    records = [
+        (ds, label, [claim(0.2 + 0.6 * label + 0.1 * (i % 3))], 0.5)
+        for ds in ("wice", "begin-wow", "halueval")
+        for i in range(12)
+        for label in (False, True)
+    ]
+    beta = fit_support_grade.fit(records)
+    assert beta[1] > 0.0  # the rule grade separates the labels
+    assert np.array_equal(beta, fit_support_grade.fit(records))
+    scores = fit_support_grade.scores(records, beta)
+    assert fit_support_grade.area([r[1] for r in records], scores) == 1.0
