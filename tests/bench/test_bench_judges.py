@@ -24,7 +24,7 @@ from probeguard.cli.main import cli
 from probeguard.core.artifacts import artifact_json
 from probeguard.core.errors import InputError
 from probeguard.detectors.config import JudgeConfig, LlmJudgeConfig
-from probeguard.engine.bench.judges import measure, run_judges
+from probeguard.engine.bench.judges import measure, paired, run_judges
 from probeguard.engine.bench.judges_data import (
     BEGIN_COLUMNS,
     LabelledClaim,
@@ -232,6 +232,26 @@ def test_measure_uses_the_dev_threshold_on_test():
     assert called.balanced_accuracy_as_judged.value == 1.0
 
 
+def test_paired_difference_against_the_baseline():
+    def rec(i: int, label: bool) -> LabelledClaim:
+        return LabelledClaim(f"r{i}", "d", "c", ("x",), label, cluster=f"r{i}")
+
+    recs = [rec(i, i % 2 == 0) for i in range(40)]
+    dev = [(r, 0.9 if r.label else 0.1) for r in recs[:20]]
+    judge_test = [(r, 0.9 if r.label else 0.1) for r in recs[20:]]  # always right
+    base_test = [(r, 0.9 if i % 4 < 2 else 0.1) for i, r in enumerate(recs[20:])]  # half right
+    rng = np.random.default_rng(0)
+    row = measure("j", "judge", "d", dev, judge_test, rng=rng, resamples=50)
+    base = measure("b", "baseline", "d", dev, base_test, rng=rng, resamples=50)
+    out = paired(row, base, judge_test, base_test, rng=np.random.default_rng(1), resamples=200)
+    ba, area = out.balanced_accuracy_vs_baseline, out.auroc_vs_baseline
+    assert ba is not None and area is not None
+    assert ba.value == pytest.approx(1.0 - 0.5) and ba.low > 0.0  # beaten by a shown margin
+    assert area.value == pytest.approx(1.0 - 0.5) and area.n == 20
+    same = paired(row, row, judge_test, judge_test, rng=np.random.default_rng(1), resamples=50)
+    assert same.auroc_vs_baseline is not None and same.auroc_vs_baseline.high == 0.0
+
+
 # -- end to end ------------------------------------------------------------------------------
 def _timeless(result: JudgesBench) -> dict[str, Any]:
     data = artifact_json(result)
@@ -251,6 +271,8 @@ def test_offline_end_to_end_is_deterministic_and_lists_skips(data: Path):
     assert "PROBEGUARD_JUDGE__LLM__BASE_URL" in skipped["llm"]
     assert "nli" in skipped and "available: offline" in skipped["consensus"]
     halu = next(r for r in a.rows if r.dataset == "halueval" and r.judge == "offline")
+    assert halu.auroc_vs_baseline is not None  # paired with the baseline, which has none
+    assert all(r.auroc_vs_baseline is None for r in a.rows if r.kind == "baseline")
     assert halu.balanced_accuracy.value == 1.0  # right answers verbatim, wrong ones absent
     assert JudgesBench.model_validate(json.loads(json.dumps(artifact_json(a)))) == a
 

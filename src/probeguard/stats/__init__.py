@@ -11,11 +11,13 @@ from probeguard.stats.classification import (
 )
 from probeguard.stats.estimate import bootstrap_mean, proportion, wilson
 from probeguard.stats.paired import (
+    cluster_members,
     holm,
     mcnemar_exact,
     min_significant_discordant,
     minimum_detectable_difference,
     paired_bootstrap_difference,
+    paired_cluster_difference,
 )
 
 __all__ = [
@@ -26,11 +28,13 @@ __all__ = [
     "best_threshold",
     "bootstrap_mean",
     "class_rates",
+    "cluster_members",
     "holm",
     "mcnemar_exact",
     "min_significant_discordant",
     "minimum_detectable_difference",
     "paired_bootstrap_difference",
+    "paired_cluster_difference",
     "proportion",
     "wilson",
 ]

@@ -44,6 +44,7 @@ from probeguard.core.errors import ProbeGuardError
 from probeguard.core.pipeline import Context
 from probeguard.detectors.claims import decompose, factual
 from probeguard.detectors.config import JudgeConfig, LlmJudgeConfig
+from probeguard.detectors.grading import word_overlap
 from probeguard.detectors.judges import Consensus, Judge, judge_claims
 from probeguard.detectors.llm_judge import LlmJudge
 from probeguard.detectors.nli_judge import NliJudge
@@ -57,7 +58,6 @@ from probeguard.models.generators.llama_cpp import LlamaCppGenerator
 from probeguard.models.generators.llama_cpp_logits import AnswerProbabilities
 from probeguard.models.generators.openai_compat import OpenAICompatibleGenerator
 from probeguard.models.prompts import PromptTemplate
-from probeguard.nlp.text import content_words
 
 __all__ = [
     "BASELINE",
@@ -94,12 +94,9 @@ class JudgeSpec:
 
 
 def token_overlap(claim: str, contexts: Sequence[str]) -> float:
-    """The baseline of the module doc."""
-    tokens = content_words(claim)
-    if not tokens:
-        return NAN
-    vocab = {t for c in contexts for t in content_words(c)}
-    return sum(t in vocab for t in tokens) / len(tokens)
+    """The baseline of the module doc (``detectors.grading.word_overlap``, also the offline
+    judge's whole-context overlap feature)."""
+    return word_overlap(claim, contexts)
 
 
 def judged_score(judge: Judge, record: LabelledClaim, *, one_passage: bool = False) -> float:
