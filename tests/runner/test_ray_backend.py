@@ -18,8 +18,9 @@ import pytest
 
 from probeguard.config.models import ScanConfig
 from probeguard.core.cases import Case
-from probeguard.core.records import CaseRecord
+from probeguard.core.records import CaseRecord, RunHeader
 from probeguard.engine.scan import scan
+from probeguard.log.writer import RunLogWriter, read_run_jsonl
 from probeguard.pipeline.adapters.http import HttpPipeline
 from probeguard.runner import ResponseCache, RunnerConfig
 from probeguard.runner.ray_backend import RayRunError, RayRunner
@@ -139,6 +140,33 @@ def test_resume_after_a_crash_calls_nothing_already_cached(
     assert [p[0] for p in progress] == [4, 8, 12] and {p[1] for p in progress} == {12}
     key = cases[0].call_key(HttpPipeline(url).fingerprint())
     assert key in ResponseCache(tmp_path / "cache")
+
+
+def test_resume_from_the_run_log_runs_only_what_is_missing(
+    local_ray: None, server, tmp_path: Path
+) -> None:
+    url, counter = server
+    fingerprint = HttpPipeline(url).fingerprint()
+    header = RunHeader(
+        probeguard_version="test",
+        pipeline_name="http",
+        pipeline_fingerprint=fingerprint,
+        corpus_fingerprint="none",
+    )
+    path, cases = tmp_path / "run.jsonl", _cases(10)
+    writer = RunLogWriter(path, header)
+    first = _runner(url)
+    first.log = writer
+    first.run(cases[:6])  # no response cache: only the log remembers
+    writer.close()
+    writer = RunLogWriter(path, header, resume=True)
+    second = _runner(url)
+    second.log, second.resume_from = writer, writer.finished()
+    result = second.run(cases)
+    writer.close()
+    assert counter.total == 10 and (result.stats.resumed, result.stats.calls) == (6, 4)
+    logged = [r.case.id for r in read_run_jsonl(path)[1]]
+    assert sorted(logged) == [c.id for c in cases]  # each case once: resumed ones not rewritten
 
 
 def test_a_batch_that_hangs_ends_as_case_errors(local_ray: None, server) -> None:

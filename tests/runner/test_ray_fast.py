@@ -9,6 +9,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 
 import pytest
+import yaml
 from pydantic import ValidationError
 
 from probeguard.config.loading import load_config
@@ -45,6 +46,15 @@ def test_backend_can_be_chosen_from_the_environment() -> None:
     env = {"PROBEGUARD_RUNNER__BACKEND": "ray", "PROBEGUARD_RUNNER__RAY__ADDRESS": "auto"}
     config = load_config(None, environ=env)
     assert config.runner.backend == "ray" and config.runner.ray == RaySettings(address="auto")
+
+
+def test_the_readmes_ray_settings_are_a_valid_config() -> None:
+    readme = (Path(__file__).parents[2] / "README.md").read_text(encoding="utf-8")
+    block = next(
+        b for b in readme.split("```yaml\n")[1:] if b.startswith("runner:\n  backend: ray")
+    )
+    config = ScanConfig.model_validate(yaml.safe_load(block.split("```")[0]))
+    assert config.runner.backend == "ray" and config.runner.ray.cluster_concurrency == 16
 
 
 def test_missing_ray_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
