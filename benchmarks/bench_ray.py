@@ -19,6 +19,7 @@ measures its overhead, not a speed-up.
 from __future__ import annotations
 
 import argparse
+import logging
 import tempfile
 import time
 from pathlib import Path
@@ -65,6 +66,8 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--batch-size", type=int, default=64)
     args = parser.parse_args()
+    logging.basicConfig(level=logging.WARNING, format="  %(message)s")  # Ray's phase times:
+    logging.getLogger("probeguard.runner.ray_backend").setLevel(logging.INFO)
     with tempfile.TemporaryDirectory(prefix="bench-ray-") as tmp:
         base = Path(tmp)
         local_wall, local_exec, local_md = _scan(base, "local", args)

@@ -235,6 +235,7 @@ class RayRunner:
         )
         if cases:
             owned = self._connect(ray)
+            logger.info("Ray: connected in %.1f s", time.perf_counter() - started)
             try:
                 self._run_batches(ray, state)
             finally:
@@ -266,9 +267,14 @@ class RayRunner:
         n = min(self.settings.workers, len(state.batches))
         limit = self.settings.cluster_concurrency
         slots = None if limit is None else ray.remote(_Slots).options(num_cpus=0).remote(limit)
+        started = time.perf_counter()
         workers = self._start_workers(ray, n, slots)
+        logger.info("Ray: %d workers ready in %.1f s", n, time.perf_counter() - started)
         try:
             self._dispatch(ray, state, workers)
+            logger.info(
+                "Ray: %d batches done in %.1f s", len(state.batches), time.perf_counter() - started
+            )
         finally:
             for worker in [*workers, slots]:
                 if worker is not None:
