@@ -17,8 +17,7 @@ from probeguard.config.models import ScanConfig
 from probeguard.core.cases import Case
 from probeguard.core.errors import InputError, MissingExtraError
 from probeguard.core.pipeline import PipelineOutput, Variation
-from probeguard.engine.backends import execute_on_backend
-from probeguard.engine.stages import generate
+from probeguard.engine.scan import scan
 from probeguard.runner import Runner, RunnerConfig
 from probeguard.runner.ray_backend import RayRunner, _Slots, import_ray
 from probeguard.runner.settings import RaySettings, RunnerSettings
@@ -74,18 +73,38 @@ def test_missing_ray_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
         runner.run([Case(id="a", question="q")])
 
 
-def test_a_pipeline_object_cannot_be_sent_to_ray(tmp_path: Path) -> None:
-    config = ScanConfig(
+def _ray_demo_config() -> ScanConfig:
+    return ScanConfig(
         demo=True,
         runner={"backend": "ray", "cache_dir": None},
-        metrics={"standard": False},
         pipeline={"reference": {"embedder": {"name": "hashing", "dim": 64}}},
         probes={"enabled": ["benign_control"]},
     )
-    generated = generate(config)
+
+
+def test_a_pipeline_object_cannot_be_sent_to_ray(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="pipeline object") as info:
-        execute_on_backend(config, generated, tmp_path, given_pipeline=True)
+        scan(_ray_demo_config(), tmp_path / "out", pipeline=_Echo())  # type: ignore[arg-type]
     assert info.value.field == "runner.backend"
+    assert not (tmp_path / "out").exists()  # refused before anything was written
+
+
+def test_a_scan_without_ray_stops_before_writing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real = importlib.import_module
+    monkeypatch.setattr(
+        importlib,
+        "import_module",
+        lambda name, *a: _raise(ImportError(name)) if name == "ray" else real(name, *a),
+    )
+    with pytest.raises(MissingExtraError, match=r"probeguard\[ray\]"):
+        scan(_ray_demo_config(), tmp_path / "out")
+    assert not (tmp_path / "out").exists()
+
+
+def _raise(exc: Exception) -> None:
+    raise exc
 
 
 class _Echo:

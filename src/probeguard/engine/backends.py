@@ -25,9 +25,26 @@ from probeguard.engine.stages import (
     execute_logged,
 )
 from probeguard.log.writer import RunLogWriter
-from probeguard.runner.ray_backend import RayRunner
+from probeguard.runner.ray_backend import RayRunner, import_ray
 
-__all__ = ["execute_on_backend", "execute_on_ray"]
+__all__ = ["check_backend", "execute_on_backend", "execute_on_ray"]
+
+
+def check_backend(config: ScanConfig, *, given_pipeline: bool = False) -> None:
+    """Refuse, before anything is loaded or written, a backend that cannot run: Ray not
+    installed (``MissingExtraError`` naming ``probeguard[ray]``), or a pipeline object the
+    caller passed instead of the config's, which Ray cannot rebuild on its workers
+    (``InputError``)."""
+    if config.runner.backend == "local":
+        return
+    import_ray()
+    if given_pipeline:
+        raise InputError(
+            "the Ray backend builds the pipeline on every worker from the config; a pipeline "
+            "object cannot be sent there (use pipeline.type 'callable' with an importable "
+            "target, or runner.backend 'local')",
+            field="runner.backend",
+        )
 
 
 def execute_on_backend(
@@ -39,18 +56,11 @@ def execute_on_backend(
     progress: Callable[[int, int], None] | None = None,
     given_pipeline: bool = False,
 ) -> Executed:
-    """``execute_logged`` for ``runner.backend: local``, ``execute_on_ray`` for ``ray``.
-    ``given_pipeline``: the caller passed a pipeline object instead of the config's, which
-    Ray cannot rebuild on its workers (an ``InputError``)."""
+    """``execute_logged`` for ``runner.backend: local``, ``execute_on_ray`` for ``ray``
+    (after ``check_backend``)."""
     if config.runner.backend == "local":
         return execute_logged(generated, config.runner, out_dir, resume=resume, progress=progress)
-    if given_pipeline:
-        raise InputError(
-            "the Ray backend builds the pipeline on every worker from the config; a pipeline "
-            "object cannot be sent there (use pipeline.type 'callable' with an importable "
-            "target, or runner.backend 'local')",
-            field="runner.backend",
-        )
+    check_backend(config, given_pipeline=given_pipeline)
     return execute_on_ray(config, generated, out_dir, resume=resume, progress=progress)
 
 

@@ -18,7 +18,7 @@ from probeguard.core.cases import Case
 from probeguard.core.documents import Document
 from probeguard.core.errors import InputError
 from probeguard.core.pipeline import Pipeline
-from probeguard.engine.backends import execute_on_backend
+from probeguard.engine.backends import check_backend, execute_on_backend
 from probeguard.engine.reports import REPORT_HTML
 from probeguard.engine.stages import (
     REPORT_MD,
@@ -72,6 +72,7 @@ def scan(
     """
     started = time.perf_counter()
     out = Path(out_dir)
+    check_backend(config, given_pipeline=pipeline is not None)
     generated = generate(config, pipeline=pipeline, inputs=inputs)  # bad input: no folder yet
     try:
         out.mkdir(parents=True, exist_ok=True)
