@@ -33,6 +33,7 @@ def test_backend_defaults_to_local_and_ray_settings_are_validated() -> None:
         {"ray": {"workers": 0}},
         {"ray": {"batch_size": 0}},
         {"ray": {"cluster_concurrency": 0}},
+        {"ray": {"cluster_rate_per_s": 0}},
         {"ray": {"address": "host :6379"}},
         {"ray": {"address": ""}},
         {"ray": {"unknown": 1}},
@@ -177,3 +178,19 @@ def test_a_released_waiting_lease_never_takes_a_slot() -> None:
 
     late, (held, peak) = asyncio.run(main())
     assert late is False and held == 0 and peak == 1
+
+
+def test_a_rate_spaces_call_starts_across_callers() -> None:
+    """Three calls at once with 2 calls/s: the second waits 0.5 s, the third 1 s (a fake
+    clock and sleep record the waits)."""
+    waits: list[float] = []
+
+    async def sleep(seconds: float) -> None:
+        waits.append(seconds)
+
+    async def main() -> None:
+        slots = _Slots(None, 2.0, clock=lambda: 100.0, sleep=sleep)
+        assert await asyncio.gather(*(slots.acquire(f"l{i}") for i in range(3))) == [True] * 3
+
+    asyncio.run(main())
+    assert waits == [0.5, 1.0]

@@ -18,9 +18,10 @@ How a run goes:
    ``Runner`` (same concurrency, timeout, retries), reading and writing the
    content-addressed ``ResponseCache`` — on a shared filesystem for a multi-node cluster —
    so a re-run after a crash calls nothing already cached. ``--resume`` records are passed
-   to the batch they belong to. With ``cluster_concurrency`` every attempt also holds a
-   slot of one cluster-wide semaphore actor (``_Slots``), so an endpoint's quota holds
-   across workers; the wait for a slot does not count towards ``timeout_s``.
+   to the batch they belong to. With ``cluster_concurrency`` and/or ``cluster_rate_per_s``
+   every attempt also holds a slot of one cluster-wide actor (``_Slots``: a semaphore and a
+   pace), so an endpoint's quota holds across workers; the wait for a slot does not count
+   towards ``timeout_s``.
 5. **Merge.** As each batch comes back its records are appended to the run log and
    ``progress(done, total)`` is called; the records are merged by case id into the input
    order (``runner.shards.merge_records``), so the scan's reports are those of a local run.
@@ -35,9 +36,11 @@ import asyncio
 import importlib
 import itertools
 import logging
+import math
+import sys
 import time
 from collections import Counter, deque
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -75,33 +78,58 @@ def import_ray() -> Any:
 
 
 class _Slots:
-    """A cluster-wide semaphore of ``limit`` slots (an async Ray actor, 0 CPUs), granted in
-    request order.
+    """The cluster-wide limit (an async Ray actor, 0 CPUs): a semaphore of ``limit`` slots
+    (None: no limit on calls in flight), granted in request order, and — with
+    ``rate_per_s`` — a pace: granted calls start at least ``1 / rate_per_s`` seconds apart
+    (a token bucket of one token; the caller holds its slot while it waits its turn).
 
     Leases make cancellation safe: ``release(lease)`` frees a granted slot, withdraws a
     waiting request, or — when it overtakes its ``acquire`` — marks the lease so that the
     ``acquire`` returns at once without a slot. A caller cancelled while it waits never
     leaks a slot."""
 
-    def __init__(self, limit: int) -> None:
-        self._free = limit
+    def __init__(
+        self,
+        limit: int | None,
+        rate_per_s: float | None = None,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    ) -> None:
+        self._free = sys.maxsize if limit is None else limit
+        self._interval = 0.0 if rate_per_s is None else 1.0 / rate_per_s
+        self._next_start = -math.inf
+        self._clock = clock
+        self._sleep = sleep
         self._waiters: deque[tuple[str, asyncio.Future[None]]] = deque()
         self._held: set[str] = set()
         self._cancelled: set[str] = set()
         self._peak = 0
 
     async def acquire(self, lease: str) -> bool:
-        """Wait for a slot; False when the lease was released before it was asked for."""
+        """Wait for a slot and its turn; False when the lease was released before it was
+        asked for."""
         if lease in self._cancelled:
             self._cancelled.discard(lease)
             return False
         if self._free > 0 and not self._waiters:
             self._grant(lease)
-            return True
-        waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._waiters.append((lease, waiter))
-        await waiter  # granted by _wake
+        else:
+            waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            self._waiters.append((lease, waiter))
+            await waiter  # granted by _wake
+        await self._pace()
         return True
+
+    async def _pace(self) -> None:
+        """Wait until ``interval`` after the previous granted start (none without a rate)."""
+        if not self._interval:
+            return
+        now = self._clock()
+        start = max(now, self._next_start)
+        self._next_start = start + self._interval
+        if start > now:
+            await self._sleep(start - now)
 
     async def release(self, lease: str) -> None:
         if lease in self._held:
@@ -265,8 +293,12 @@ class RayRunner:
 
     def _run_batches(self, ray: Any, state: _Dispatch) -> None:
         n = min(self.settings.workers, len(state.batches))
-        limit = self.settings.cluster_concurrency
-        slots = None if limit is None else ray.remote(_Slots).options(num_cpus=0).remote(limit)
+        limit, rate = self.settings.cluster_concurrency, self.settings.cluster_rate_per_s
+        slots = (
+            None
+            if limit is None and rate is None
+            else ray.remote(_Slots).options(num_cpus=0).remote(limit, rate)
+        )
         started = time.perf_counter()
         workers = self._start_workers(ray, n, slots)
         logger.info("Ray: %d workers ready in %.1f s", n, time.perf_counter() - started)

@@ -26,6 +26,9 @@ class RaySettings(StrictModel):
     cluster_concurrency: int | None = Field(default=None, ge=1, le=100_000)
     """Pipeline calls in flight across all workers (an endpoint's quota); None: no
     cluster-wide limit, only ``runner.concurrency`` per worker."""
+    cluster_rate_per_s: float | None = Field(default=None, gt=0)
+    """Pipeline calls started per second across all workers (at least ``1 / rate`` apart);
+    None: no pace."""
     startup_timeout_s: float = Field(default=600.0, gt=0)
     """How long the workers may take to start and build their pipelines."""
     batch_timeout_s: float = Field(default=3600.0, gt=0)
