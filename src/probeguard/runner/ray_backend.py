@@ -284,11 +284,11 @@ class RayRunner:
         if ray.is_initialized():
             return False
         s = self.settings
-        options: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False}
+        options: dict[str, Any] = {"log_to_driver": False, "logging_level": logging.WARNING}
         if s.address is not None:
-            ray.init(address=s.address, logging_level=logging.WARNING, **options)
+            ray.init(address=s.address, **options)
         else:
-            ray.init(num_cpus=s.num_cpus, logging_level=logging.WARNING, **options)
+            ray.init(num_cpus=s.num_cpus, include_dashboard=False, **options)
         return True
 
     def _run_batches(self, ray: Any, state: _Dispatch) -> None:
@@ -300,17 +300,16 @@ class RayRunner:
             else ray.remote(_Slots).options(num_cpus=0).remote(limit, rate)
         )
         started = time.perf_counter()
-        workers = self._start_workers(ray, n, slots)
-        logger.info("Ray: %d workers ready in %.1f s", n, time.perf_counter() - started)
+        workers: list[Any] = []
         try:
+            workers = self._start_workers(ray, n, slots)
+            logger.info("Ray: %d workers ready in %.1f s", n, time.perf_counter() - started)
             self._dispatch(ray, state, workers)
             logger.info(
                 "Ray: %d batches done in %.1f s", len(state.batches), time.perf_counter() - started
             )
         finally:
-            for worker in [*workers, slots]:
-                if worker is not None:
-                    ray.kill(worker)
+            self._kill(ray, [a for a in [*workers, slots] if a is not None])
 
     def _start_workers(self, ray: Any, n: int, slots: Any) -> list[Any]:
         s = self.settings
