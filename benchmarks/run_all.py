@@ -41,6 +41,7 @@ def plan(quick: bool) -> list[tuple[str, list[str]]]:
         ("bench_runner_http", ["--cases", "1280", "--concurrency", "32"]),
         ("bench_sentences", ["--rounds", "1"]),
         ("bench_judge_cost", ["--rounds", "1"]),
+        *([] if quick else [("bench_ray", [])]),  # two demo scans and a Ray start (~2.5 min)
     ]
 
 

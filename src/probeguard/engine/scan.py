@@ -18,13 +18,13 @@ from probeguard.core.cases import Case
 from probeguard.core.documents import Document
 from probeguard.core.errors import InputError
 from probeguard.core.pipeline import Pipeline
+from probeguard.engine.backends import check_backend, execute_on_backend
 from probeguard.engine.reports import REPORT_HTML
 from probeguard.engine.stages import (
     REPORT_MD,
     RUN_JSON,
     assemble,
     attribute_failures,
-    execute_logged,
     generate,
     render_run,
     score,
@@ -72,6 +72,7 @@ def scan(
     """
     started = time.perf_counter()
     out = Path(out_dir)
+    check_backend(config, given_pipeline=pipeline is not None)
     generated = generate(config, pipeline=pipeline, inputs=inputs)  # bad input: no folder yet
     try:
         out.mkdir(parents=True, exist_ok=True)
@@ -79,7 +80,14 @@ def scan(
         raise InputError(
             f"cannot make the run folder: {exc.strerror or exc}", file=str(out)
         ) from None
-    executed = execute_logged(generated, config.runner, out, resume=resume, progress=progress)
+    executed = execute_on_backend(
+        config,
+        generated,
+        out,
+        resume=resume,
+        progress=progress,
+        given_pipeline=pipeline is not None,
+    )
     scored = score(config, generated, executed)
     attributed = attribute_failures(config, generated, executed, scored)
     run = assemble(

@@ -16,11 +16,13 @@ For each case, in this order:
    recorded with ``cached=True, attempts=0`` and counted in ``stats.cache_hits``. (If that
    one call fails, its duplicates carry the same error with ``attempts=0``.)
 4. **Call**, at most ``concurrency`` at a time (an ``asyncio.Semaphore`` held per attempt, so
-   a case waiting out a retry delay does not hold a slot), each attempt bounded by
-   ``timeout_s``, transient failures retried by ``RetryPolicy``. ``aanswer`` is awaited when
-   the pipeline has it; otherwise ``answer`` runs in a thread pool of ``concurrency`` threads
-   (the default ``asyncio.to_thread`` pool has only ``min(32, cpus + 4)`` threads, too few
-   for a slow remote pipeline). A thread whose call timed out cannot be killed: it runs on
+   a case waiting out a retry delay does not hold a slot) and, when one is given, a ``gate``
+   (an async context manager entered per attempt inside that slot and before the clock
+   starts: the Ray backend's cluster-wide limit), each attempt bounded by ``timeout_s``,
+   transient failures retried by ``RetryPolicy``. ``aanswer`` is awaited when the pipeline
+   has it; otherwise ``answer`` runs in a thread pool of ``concurrency`` threads (the default
+   ``asyncio.to_thread`` pool has only ``min(32, cpus + 4)`` threads, too few for a slow
+   remote pipeline). A thread whose call timed out cannot be killed: it runs on
    in the background, its result discarded. Outputs are written to the cache;
    ``latency_s`` is filled with the successful attempt's duration when the pipeline left it
    empty.
@@ -45,6 +47,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import AbstractAsyncContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -135,6 +138,7 @@ class Runner:
         log: RunLogWriter | None = None,
         resume_from: Mapping[str, CaseRecord] | None = None,
         progress: Callable[[int, int], None] | None = None,
+        gate: Callable[[], AbstractAsyncContextManager[object]] | None = None,
     ) -> None:
         for attr in ("fingerprint", "capabilities"):
             if not hasattr(pipeline, attr):
@@ -151,6 +155,7 @@ class Runner:
         self.log = log
         self.resume_from: Mapping[str, CaseRecord] = resume_from or {}
         self.progress = progress
+        self.gate = gate or nullcontext
         self._progress_failed = False
 
     # -- public ---------------------------------------------------------------------------
@@ -317,10 +322,11 @@ class Runner:
         attempt = 0
         while True:
             async with state.semaphore:
-                state.stats.calls += 1
-                t0 = time.perf_counter()
                 try:
-                    output = await self._call_once(state, case.question, variation)
+                    async with self.gate():
+                        state.stats.calls += 1
+                        t0 = time.perf_counter()
+                        output = await self._call_once(state, case.question, variation)
                 except Exception as exc:
                     failure: Exception = exc
                 else:
