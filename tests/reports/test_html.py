@@ -120,3 +120,36 @@ def test_eval_verdict_names_the_metrics_below_threshold():
         thresholds=type("T", (), {"failed": ["faithfulness"], "unscored": []})(),
     )
     assert eval_verdict(artifact) == "FAIL: below threshold: faithfulness (4 records, 1 errors)."
+
+
+def _objects(table):
+    return [dict(zip(table["cols"], row, strict=True)) for row in table["rows"]]
+
+
+def test_packed_data_is_the_same_content_in_fewer_bytes(hostile):
+    from probeguard.reports.html_data import packed
+    from probeguard.reports.html_escape import script_json
+
+    data = report_data(hostile.run)
+    small = packed(data)
+    units = _objects(small["units"])
+    for unit in units:
+        if unit["att"]:
+            unit["att"] = {**unit["att"], "swaps": _objects(unit["att"]["swaps"])}
+    assert units == data["units"] and _objects(small["cases"]) == data["cases"]
+    assert len(script_json(small)) < 0.9 * len(script_json(data))
+    assert ", " not in script_json({"a": [1, 2]})  # no space after separators
+
+
+def test_repeated_texts_are_said_once(hostile):
+    data = report_data(hostile.run)
+    # chunk texts, variations, expected answers and re-run doc lists go through the text table
+    chunk_texts = [row[3] for row in data["chunks"]]
+    assert any(isinstance(t, int) for t in chunk_texts)
+    long_strings = [
+        v
+        for case in data["cases"]
+        for k, v in case.items()
+        if k in ("var", "expect") and isinstance(v, str) and len(v) >= 24
+    ]
+    assert long_strings == []

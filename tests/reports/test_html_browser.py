@@ -116,7 +116,7 @@ def test_demo_report_loads_offline_and_filters(browser, demo_cli_runs):
     assert first.exit_code == 0, first.output
     html = base / "a" / "report.html"
     assert html.read_bytes() == (base / "b" / "report.html").read_bytes()
-    assert html.stat().st_size <= 2 * 1024 * 1024
+    assert html.stat().st_size <= 1.75 * 1024 * 1024  # 1.57 MB after packing (limit: 2 MB)
     visit = Visit(browser, html)
     page = visit.page
     probes = page.locator("#f-probe option").all_inner_texts()[1:]

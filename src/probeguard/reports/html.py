@@ -20,7 +20,7 @@ from probeguard.core.estimate import Estimate
 from probeguard.core.mechanisms import describe
 from probeguard.metrics.golden import GoldenSummary
 from probeguard.probes.models import ProbeRunSummary, SkippedProbe
-from probeguard.reports.html_data import report_data
+from probeguard.reports.html_data import packed, report_data
 from probeguard.reports.html_escape import esc
 from probeguard.reports.html_page import csp, html_page
 from probeguard.reports.html_probes import probe_details
@@ -224,4 +224,4 @@ def render_html(run: RunLog, verified: FixArtifact | None = None) -> str:
         _scorecard(run) + _probes(run) + _fixes(run, verified) + _causes(run) + _DRILL + _meta(run)
     )
     title = f"ProbeGuard report: {run.pipeline_name}"
-    return html_page(title, header, main, report_data(run))
+    return html_page(title, header, main, packed(report_data(run)))
