@@ -153,3 +153,23 @@ def test_repeated_texts_are_said_once(hostile):
         if k in ("var", "expect") and isinstance(v, str) and len(v) >= 24
     ]
     assert long_strings == []
+
+
+def test_scan_page_draws_the_gate_when_both_kinds_of_question_are_asked(hostile):
+    from probeguard.reports.html_gate import gate_section
+
+    run = hostile.run
+    assert gate_section(run) == "" and 'id="gate"' not in render_html(run)
+    records = list(run.records)
+    first = records[0]
+    expected = first.case.expected.model_copy(update={"mode": "abstain"})
+    records[0] = first.model_copy(
+        update={"case": first.case.model_copy(update={"expected": expected})}
+    )
+    asked = run.model_copy(update={"records": records})
+    section = gate_section(asked)
+    assert section.startswith('<section id="gate"><h2>Refusal gate</h2>')
+    assert "answerable golden" in section and "unanswerable" in section
+    assert f"n={len(records) - 1}" in section and "n=1" in section
+    page = render_html(asked)
+    assert '<a href="#gate">Gate</a>' in page and page == render_html(asked)

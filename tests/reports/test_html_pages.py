@@ -99,3 +99,15 @@ def test_score_strip_counts_empty_and_draws_the_gate():
 def test_score_strip_with_no_finite_score_still_draws():
     svg = score_strip([("a", [-math.inf]), ("u", [])], [], "none")
     assert "n=1, 1 none retrieved" in svg and 'class="pt' not in svg
+
+
+def test_configured_gate_reads_the_retriever_then_the_defence_gate():
+    from probeguard.reports.html_gate import configured_gate
+
+    def config(retriever, gate):
+        return {"pipeline": {"reference": {"retriever": retriever, "defences": {"gate": gate}}}}
+
+    assert configured_gate(config({"name": "bm25", "min_score": 2.5}, {"bm25": 1.0})) == 2.5
+    assert configured_gate(config({"name": "bm25"}, {"bm25": 1.0, "dense": 0.3})) == 1.0
+    assert configured_gate(config({"name": "hybrid"}, {"bm25": 1.0})) is None
+    assert configured_gate({"pipeline": {"type": "http"}}) is None

@@ -22,9 +22,10 @@ from dataclasses import dataclass
 
 from probeguard.core.estimate import Estimate
 from probeguard.reports.html_escape import esc
+from probeguard.reports.html_gate import GATE_CAPTION, gate_strip
 from probeguard.reports.html_markdown import markdown_html, markdown_inline_html
 from probeguard.reports.html_page import html_page
-from probeguard.reports.html_plots import score_strip, side_by_side
+from probeguard.reports.html_plots import side_by_side
 from probeguard.results.bench_qasper import QasperBench
 from probeguard.results.compare import CompareArtifact
 from probeguard.results.fix import FixArtifact
@@ -168,20 +169,8 @@ def _gate_plot(comparison: Comparison, backend: str, pair: tuple[Sequence[float]
         f"gate-{backend}",
         f"Refusal gate: {backend}",
         gate_strip(pair[0], pair[1], gates, f"Top retrieved score, {backend}"),
-        "A gate refuses a question whose top retrieved score is below it: a good gate sits "
-        "right of the unanswerable dots and left of the answerable ones.",
+        GATE_CAPTION,
     )
-
-
-def gate_strip(
-    answerable: Sequence[float],
-    unanswerable: Sequence[float],
-    gates: Sequence[tuple[str, float]],
-    title: str,
-) -> str:
-    """Answerable vs unanswerable top scores with the gates (``html_plots.score_strip``)."""
-    groups = [("answerable golden", answerable), ("unanswerable", unanswerable)]
-    return score_strip(groups, gates, title)
 
 
 def sweep_html(comparison: Comparison, scores: GateScores, markdown: str) -> str:
