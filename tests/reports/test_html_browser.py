@@ -176,3 +176,29 @@ def test_eval_page_loads_sorts_and_executes_nothing(browser, eval_page):
     assert page.locator("img, svg[onload], [onerror], a[href^='javascript']").count() == 0
     assert PAYLOADS[0] in page.inner_text("#records")
     visit.check_clean()
+
+
+@pytest.fixture(scope="module")
+def hostile_pages_built(tmp_path_factory, hostile):
+    from xss_corpus import hostile_pages
+
+    return hostile_pages(tmp_path_factory.mktemp("xss-pages"), hostile)
+
+
+@pytest.mark.parametrize("kind", ["fix", "compare", "bench"])
+def test_report_pages_load_offline_sort_and_execute_nothing(browser, hostile_pages_built, kind):
+    visit = Visit(browser, hostile_pages_built[kind])
+    page = visit.page
+    assert page.evaluate("typeof window.__pwned") == "undefined"
+    hostile_nodes = (
+        "img, iframe, svg[onload], [onerror], [onload], a, meta[http-equiv='refresh'], "
+        "style:not(head style)"
+    )
+    assert page.locator(hostile_nodes).count() == 0 and page.locator("script").count() == 1
+    text = page.inner_text("body")
+    assert PAYLOADS[0] in text  # shown as text, not run
+    header = page.locator("#report table.sortable thead th").first
+    header.click()
+    assert header.get_attribute("aria-sort") == "ascending"
+    assert page.locator("section.plot svg").count() >= 1
+    visit.check_clean()
