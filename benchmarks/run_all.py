@@ -41,6 +41,7 @@ def plan(quick: bool) -> list[tuple[str, list[str]]]:
         ("bench_runner_http", ["--cases", "1280", "--concurrency", "32"]),
         ("bench_sentences", ["--rounds", "1"]),
         ("bench_judge_cost", ["--rounds", "1"]),
+        ("bench_html_report", ["--cases", "10000", "--rounds", "1" if quick else "3"]),
     ]
 
 
