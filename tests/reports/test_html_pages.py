@@ -111,3 +111,27 @@ def test_configured_gate_reads_the_retriever_then_the_defence_gate():
     assert configured_gate(config({"name": "bm25"}, {"bm25": 1.0, "dense": 0.3})) == 1.0
     assert configured_gate(config({"name": "hybrid"}, {"bm25": 1.0})) is None
     assert configured_gate({"pipeline": {"type": "http"}}) is None
+
+
+def test_fix_plots_pair_before_and_after_for_measured_fixes_only():
+    from xss_corpus import PAYLOADS, _hostile_fix
+
+    from probeguard.reports.html_pages import fix_html, fix_plots
+    from probeguard.results.fix import FixArtifact
+
+    before, after = wilson(3, 4), wilson(0, 4)
+    art = FixArtifact.model_validate(_hostile_fix(before.model_dump(), after.model_dump()))
+    (plot,) = fix_plots(art)
+    assert plot.svg.count(">fix-1: targeted</text>") == 1
+    assert plot.svg.count('class="dot s0"') == 3 and plot.svg.count('class="dot s1"') == 3
+    assert esc_payload(PAYLOADS[7]) in plot.svg and plot.svg.count('class="label"') == 2
+    unmeasured = art.model_copy(update={"fixes": art.fixes[1:]})
+    assert fix_plots(unmeasured) == []
+    page = fix_html(art, "# Fix\n")
+    assert '<p id="verdict" class="verdict pass">2 fixes checked against 4 failures: ' in page
+
+
+def esc_payload(text: str) -> str:
+    from probeguard.reports.html_escape import esc
+
+    return esc(f"fix-1: {text}")
