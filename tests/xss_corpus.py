@@ -12,7 +12,18 @@ import textwrap
 from pathlib import Path
 
 from probeguard.config import load_config
+from probeguard.config.gate import GatePolicy
+from probeguard.engine.bench.report import write_bench_report
+from probeguard.engine.compare import compare_runs
 from probeguard.engine.scan import ScanResult, scan
+from probeguard.reports.compare_markdown import compare_markdown
+from probeguard.reports.escape import md_code_block, md_inline
+from probeguard.reports.fix_markdown import render_fix_markdown
+from probeguard.reports.html_pages import Plot, compare_html, fix_html
+from probeguard.reports.html_plots import score_strip, side_by_side
+from probeguard.results.compare import UnitChange
+from probeguard.results.fix import FixArtifact
+from probeguard.stats import wilson
 
 PAYLOADS = [
     "<script>window.__pwned=1</script>",
@@ -83,18 +94,6 @@ def hostile_pages(root: Path, scan_result: ScanResult) -> dict[str, Path]:
     """``fix.html``, ``compare.html`` and ``bench.html`` with the payloads in every text a
     user or a corpus can put there (titles, patches, reasons, probe and slice names, questions,
     table cells, headings, code blocks, plot labels); ``root`` gets one file per page."""
-    from probeguard.config.gate import GatePolicy
-    from probeguard.engine.bench.report import write_bench_report
-    from probeguard.engine.compare import compare_runs
-    from probeguard.reports.compare_markdown import compare_markdown
-    from probeguard.reports.escape import md_code_block, md_inline
-    from probeguard.reports.fix_markdown import render_fix_markdown
-    from probeguard.reports.html_pages import Plot, compare_html, fix_html
-    from probeguard.reports.html_plots import score_strip, side_by_side
-    from probeguard.results.compare import UnitChange
-    from probeguard.results.fix import FixArtifact
-    from probeguard.stats import wilson
-
     root.mkdir(parents=True, exist_ok=True)
     fix = FixArtifact.model_validate(
         _hostile_fix(wilson(3, 4).model_dump(), wilson(0, 4).model_dump())

@@ -9,8 +9,9 @@ import re
 import pytest
 
 from probeguard.reports.html import csp, render_html
-from probeguard.reports.html_data import report_data
+from probeguard.reports.html_data import packed, report_data
 from probeguard.reports.html_escape import esc, script_hash, script_json
+from probeguard.reports.html_gate import gate_section
 from xss_corpus import PAYLOADS, hostile_scan
 
 
@@ -127,9 +128,6 @@ def _objects(table):
 
 
 def test_packed_data_is_the_same_content_in_fewer_bytes(hostile):
-    from probeguard.reports.html_data import packed
-    from probeguard.reports.html_escape import script_json
-
     data = report_data(hostile.run)
     small = packed(data)
     units = _objects(small["units"])
@@ -156,8 +154,6 @@ def test_repeated_texts_are_said_once(hostile):
 
 
 def test_scan_page_draws_the_gate_when_both_kinds_of_question_are_asked(hostile):
-    from probeguard.reports.html_gate import gate_section
-
     run = hostile.run
     assert gate_section(run) == "" and 'id="gate"' not in render_html(run)
     records = list(run.records)

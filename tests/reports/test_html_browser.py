@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from xss_corpus import PAYLOADS, hostile_scan
+from xss_corpus import PAYLOADS, hostile_pages, hostile_scan
 
 CHROMIUM = "chromium"
 
@@ -180,8 +180,6 @@ def test_eval_page_loads_sorts_and_executes_nothing(browser, eval_page):
 
 @pytest.fixture(scope="module")
 def hostile_pages_built(tmp_path_factory, hostile):
-    from xss_corpus import hostile_pages
-
     return hostile_pages(tmp_path_factory.mktemp("xss-pages"), hostile)
 
 

@@ -8,10 +8,20 @@ import re
 
 from probeguard.core.estimate import Estimate
 from probeguard.reports.escape import md_inline
+from probeguard.reports.html_escape import esc
+from probeguard.reports.html_gate import configured_gate
 from probeguard.reports.html_markdown import markdown_html, markdown_inline_html, split_row
-from probeguard.reports.html_pages import Plot, bench_html, markdown_report_html
+from probeguard.reports.html_pages import (
+    Plot,
+    bench_html,
+    fix_html,
+    fix_plots,
+    markdown_report_html,
+)
 from probeguard.reports.html_plots import score_strip, side_by_side
+from probeguard.results.fix import FixArtifact
 from probeguard.stats import wilson
+from xss_corpus import PAYLOADS, _hostile_fix
 
 HOSTILE = (
     '<script>window.__pwned=1</script><img src=x onerror="alert(1)"> [x](javascript:alert(1)) | a'
@@ -102,8 +112,6 @@ def test_score_strip_with_no_finite_score_still_draws():
 
 
 def test_configured_gate_reads_the_retriever_then_the_defence_gate():
-    from probeguard.reports.html_gate import configured_gate
-
     def config(retriever, gate):
         return {"pipeline": {"reference": {"retriever": retriever, "defences": {"gate": gate}}}}
 
@@ -114,11 +122,6 @@ def test_configured_gate_reads_the_retriever_then_the_defence_gate():
 
 
 def test_fix_plots_pair_before_and_after_for_measured_fixes_only():
-    from xss_corpus import PAYLOADS, _hostile_fix
-
-    from probeguard.reports.html_pages import fix_html, fix_plots
-    from probeguard.results.fix import FixArtifact
-
     before, after = wilson(3, 4), wilson(0, 4)
     art = FixArtifact.model_validate(_hostile_fix(before.model_dump(), after.model_dump()))
     (plot,) = fix_plots(art)
@@ -132,6 +135,4 @@ def test_fix_plots_pair_before_and_after_for_measured_fixes_only():
 
 
 def esc_payload(text: str) -> str:
-    from probeguard.reports.html_escape import esc
-
     return esc(f"fix-1: {text}")
