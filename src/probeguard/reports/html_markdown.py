@@ -19,7 +19,7 @@ from collections.abc import Iterator
 
 from probeguard.reports.html_escape import esc
 
-__all__ = ["markdown_html", "markdown_inline_html", "split_row"]
+__all__ = ["markdown_html", "markdown_inline_html", "plain_text", "split_row"]
 
 _HEADING = re.compile(r"^(#{1,4}) (.*)$")
 _FENCE = re.compile(r"^(`{3,})(.*)$")
@@ -28,8 +28,13 @@ _UNESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")
 _INLINE = re.compile(r"(`+)(.+?)\1|\*\*(.+?)\*\*")
 
 
+def plain_text(raw: str) -> str:
+    """One line of Markdown as plain text: backslash escapes undone (not HTML-escaped)."""
+    return _UNESCAPE.sub(r"\1", raw)
+
+
 def _text(raw: str) -> str:
-    return esc(_UNESCAPE.sub(r"\1", raw))
+    return esc(plain_text(raw))
 
 
 def markdown_inline_html(raw: str) -> str:

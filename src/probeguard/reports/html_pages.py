@@ -23,9 +23,10 @@ from dataclasses import dataclass
 from probeguard.core.estimate import Estimate
 from probeguard.reports.html_escape import esc
 from probeguard.reports.html_gate import GATE_CAPTION, gate_strip
-from probeguard.reports.html_markdown import markdown_html, markdown_inline_html
+from probeguard.reports.html_markdown import markdown_html, markdown_inline_html, plain_text
 from probeguard.reports.html_page import html_page
 from probeguard.reports.html_plots import side_by_side
+from probeguard.reports.html_probes import as_estimate
 from probeguard.results.bench_qasper import QasperBench
 from probeguard.results.compare import CompareArtifact
 from probeguard.results.fix import FixArtifact
@@ -90,16 +91,7 @@ def markdown_report_html(
         + f'<section id="report">{markdown_html(body)}</section>'
         + f'<p class="meta">Full data: {esc(source)} beside this file.</p>'
     )
-    return html_page(title.replace("\\", ""), head, main)
-
-
-def _estimate(value: object) -> Estimate | None:
-    if isinstance(value, Estimate):
-        return value
-    if isinstance(value, dict) and {"value", "low", "high", "n"} <= set(value):
-        nan = float("nan")
-        return Estimate.model_validate({k: nan if v is None else v for k, v in value.items()})
-    return None
+    return html_page(plain_text(title), head, main)
 
 
 def fix_plots(artifact: FixArtifact) -> list[Plot]:
@@ -138,7 +130,7 @@ def sweep_plots(comparison: Comparison, scores: GateScores) -> list[Plot]:
     backends = list(comparison.backends)
     rows: list[tuple[str, Sequence[Estimate | None]]] = []
     for row in comparison.rows:
-        ests = [_estimate(row.values.get(b)) for b in backends]
+        ests = [as_estimate(row.values.get(b)) for b in backends]
         if any(e is not None for e in ests):
             rows.append((row.label, ests))
     plots = []
