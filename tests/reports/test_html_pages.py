@@ -136,3 +136,8 @@ def test_fix_plots_pair_before_and_after_for_measured_fixes_only():
 
 def esc_payload(text: str) -> str:
     return esc(f"fix-1: {text}")
+
+
+def test_a_line_break_in_a_cell_is_kept_but_an_escaped_one_is_text():
+    html = markdown_inline_html(f"a<br>b {md_inline('<br><script>', None)}")
+    assert html == "a<br>b &lt;br&gt;&lt;script&gt;"

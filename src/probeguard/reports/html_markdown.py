@@ -6,10 +6,12 @@ Only the subset our renderers write is read (CommonMark 0.31 names): ATX heading
 ``####``), pipe tables (header row, ``|---|`` rule, body rows; cells split on ``|`` not
 preceded by a backslash), fenced code blocks (a run of three or more backticks closes only on
 a run at least as long), ``- `` list items, and paragraphs. Inline: backslash escapes of
-ASCII punctuation are undone, `` `code` `` spans and ``**strong**`` kept; every other
-character is text. Links, images and raw HTML are never produced: their characters are
-written as text through ``html_escape.esc``, so an untrusted ``<script>`` or ``[x](javascript:…)``
-in a report stays inert.
+ASCII punctuation are undone, `` `code` `` spans, ``**strong**`` and the line break
+``<br>`` (a cell of ``fix.md`` lists one probe per line) kept; every other character is text
+(untrusted text reaches the Markdown through ``escape.md_inline``, so its ``<`` arrives
+escaped and is never read as a tag). Links, images and other raw HTML are never produced:
+their characters are written as text through ``html_escape.esc``, so an untrusted
+``<script>`` or ``[x](javascript:…)`` in a report stays inert.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ _HEADING = re.compile(r"^(#{1,4}) (.*)$")
 _FENCE = re.compile(r"^(`{3,})(.*)$")
 _RULE = re.compile(r"^\|(\s*:?-{3,}:?\s*\|)+\s*$")
 _UNESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")
-_INLINE = re.compile(r"(`+)(.+?)\1|\*\*(.+?)\*\*")
+_INLINE = re.compile(r"(`+)(.+?)\1|\*\*(.+?)\*\*|(<br>)")
 
 
 def plain_text(raw: str) -> str:
@@ -38,8 +40,9 @@ def _text(raw: str) -> str:
 
 
 def markdown_inline_html(raw: str) -> str:
-    """One line of Markdown as escaped HTML: code spans, ``**strong**`` and backslash
-    escapes (module doc); a backslash-escaped backtick or star opens nothing."""
+    """One line of Markdown as escaped HTML: code spans, ``**strong**``, ``<br>`` and
+    backslash escapes (module doc); a backslash-escaped backtick, star or ``<`` opens
+    nothing."""
     out: list[str] = []
     pos = 0
     for match in _INLINE.finditer(raw):
@@ -47,7 +50,9 @@ def markdown_inline_html(raw: str) -> str:
         if _escaped(raw, start):
             continue
         out.append(_text(raw[pos:start]))
-        if match.group(1):
+        if match.group(4):
+            out.append("<br>")
+        elif match.group(1):
             out.append(f"<code>{esc(match.group(2).strip())}</code>")
         else:
             out.append(f"<strong>{markdown_inline_html(match.group(3))}</strong>")
