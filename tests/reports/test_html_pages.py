@@ -141,3 +141,25 @@ def esc_payload(text: str) -> str:
 def test_a_line_break_in_a_cell_is_kept_but_an_escaped_one_is_text():
     html = markdown_inline_html(f"a<br>b {md_inline('<br><script>', None)}")
     assert html == "a<br>b &lt;br&gt;&lt;script&gt;"
+
+
+def test_bench_tables_with_rates_get_a_plot_under_them():
+    md = (
+        "# B\n\n| backend | n | generator | rate | latency | other rate | Δ |\n"
+        "|---|---|---|---|---|---|---|\n"
+        f"| {md_inline('<b>bm25</b>', None)} | 40 (0) | x | 0.412 [0.301, 0.531] (n=40) | 3.1 s "
+        "| — | 0.011 [-0.031, 0.053] (n=9) |\n"
+        "| dense | 40 (0) | y | 0.100 [0.050, 0.200] (n=40) | 2.0 s | 0.5 [0.4, 0.6] (n=9) "
+        "| 0.049 [0.013, 0.085] (n=9) |\n\n"
+        "| judge | ΔAUROC vs baseline |\n|---|---|\n| a | 0.049 [0.013, 0.085] (n=9) |\n\n"
+        "| measure | value |\n|---|---|\n| mean rank | 2.5 [2.0, 3.0] (n=4) |\n"
+    )
+    page = bench_html(md)
+    assert page.count('<div class="table-plot">') == 1  # ranks above 1 are not rates
+    plot = page.split('<div class="table-plot">')[1].split("</div>")[0]
+    assert "&lt;b&gt;bm25&lt;/b&gt; / x" in plot and ">dense / y</text>" in plot
+    assert plot.count('<circle class="dot s0"') == 3 and plot.count('<circle class="dot s1"') == 2
+    assert 'class="dot s2"' not in plot  # Δ: one cell below 0, so not a rate column
+    assert "40 (0)" not in plot  # counts are not part of a row's name
+    assert page.index("</table>") < page.index('<div class="table-plot">')
+    assert bench_html(md) == page

@@ -17,11 +17,11 @@ their characters are written as text through ``html_escape.esc``, so an untruste
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from probeguard.reports.html_escape import esc
 
-__all__ = ["markdown_html", "markdown_inline_html", "plain_text", "split_row"]
+__all__ = ["TableHook", "markdown_html", "markdown_inline_html", "plain_text", "split_row"]
 
 _HEADING = re.compile(r"^(#{1,4}) (.*)$")
 _FENCE = re.compile(r"^(`{3,})(.*)$")
@@ -86,20 +86,26 @@ def split_row(line: str) -> list[str]:
     return [c.strip() for c in cells]
 
 
-def _table(lines: list[str]) -> str:
-    heads = "".join(f"<th>{markdown_inline_html(c)}</th>" for c in split_row(lines[0]))
+TableHook = Callable[[list[str], list[list[str]]], str]
+"""Called with a table's header cells and body rows (raw Markdown cells); its HTML is written
+right after the table (a plot of the table's rates, say)."""
+
+
+def _table(lines: list[str], after: TableHook | None) -> str:
+    head, body = split_row(lines[0]), [split_row(r) for r in lines[2:]]
+    heads = "".join(f"<th>{markdown_inline_html(c)}</th>" for c in head)
     rows = "".join(
-        "<tr>" + "".join(f"<td>{markdown_inline_html(c)}</td>" for c in split_row(r)) + "</tr>"
-        for r in lines[2:]
+        "<tr>" + "".join(f"<td>{markdown_inline_html(c)}</td>" for c in r) + "</tr>" for r in body
     )
-    return f'<table class="sortable"><thead><tr>{heads}</tr></thead><tbody>{rows}</tbody></table>'
+    table = f'<table class="sortable"><thead><tr>{heads}</tr></thead><tbody>{rows}</tbody></table>'
+    return table + (after(head, body) if after is not None else "")
 
 
 def _code(lines: list[str]) -> str:
     return f'<div class="code"><pre>{esc(chr(10).join(lines))}</pre></div>'
 
 
-def _blocks(lines: list[str]) -> Iterator[str]:
+def _blocks(lines: list[str], after: TableHook | None) -> Iterator[str]:
     """Each block's HTML in order (rules in the module doc)."""
     i = 0
     while i < len(lines):
@@ -115,7 +121,7 @@ def _blocks(lines: list[str]) -> Iterator[str]:
             j = i + 2
             while j < len(lines) and lines[j].startswith("|"):
                 j += 1
-            yield _table(lines[i:j])
+            yield _table(lines[i:j], after)
             i = j
         elif heading := _HEADING.match(line):
             level = len(heading.group(1))
@@ -146,6 +152,7 @@ def _plain(line: str) -> bool:
     )
 
 
-def markdown_html(markdown: str) -> str:
-    """The whole Markdown text as HTML blocks (module doc)."""
-    return "".join(_blocks(markdown.splitlines()))
+def markdown_html(markdown: str, after_table: TableHook | None = None) -> str:
+    """The whole Markdown text as HTML blocks (module doc); ``after_table`` adds HTML after
+    each table."""
+    return "".join(_blocks(markdown.splitlines(), after_table))

@@ -12,18 +12,25 @@ the saved results: the same inputs give the same bytes.
   retrieved score of answerable vs unanswerable golden questions with the configured gate and
   the best (Youden) gate (``metrics.gate``);
 - compare: each probe and golden slice's failure rate, baseline vs candidate;
-- bench: the bench's tables, plus any plots its builder passes.
+- bench: the bench's tables, each table holding rates with intervals plotted under it, plus
+  the plots its builder passes (the QASPER bench's, redrawn).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from probeguard.core.estimate import Estimate
 from probeguard.reports.html_escape import esc
 from probeguard.reports.html_gate import GATE_CAPTION, gate_strip
-from probeguard.reports.html_markdown import markdown_html, markdown_inline_html, plain_text
+from probeguard.reports.html_markdown import (
+    TableHook,
+    markdown_html,
+    markdown_inline_html,
+    plain_text,
+)
 from probeguard.reports.html_page import html_page
 from probeguard.reports.html_plots import side_by_side
 from probeguard.reports.html_probes import as_estimate
@@ -40,7 +47,15 @@ __all__ = [
     "markdown_report_html",
     "qasper_plots",
     "sweep_html",
+    "table_rate_plot",
 ]
+
+TABLE_PLOT_ROWS = 60
+"""Tables longer than this get no plot (it would be taller than a screen or two)."""
+_NUMBER = r"(-?\d+(?:\.\d+)?)"
+_ESTIMATE_CELL = re.compile(rf"^{_NUMBER} \[{_NUMBER}, {_NUMBER}\] \(n=(\d+)\)$")
+_DIFFERENCE = re.compile(r"Δ|\bdelta\b|\bdifference\b", re.IGNORECASE)
+_NUMERIC_CELL = re.compile(r"^[-\d.,()%/\s]*$")
 
 GateScores = Mapping[str, tuple[Sequence[float], Sequence[float]]]
 """Backend → (answerable, unanswerable) top scores (``metrics.gate.gate_scores``)."""
@@ -75,6 +90,7 @@ def markdown_report_html(
     status: str = "info",
     plots: Sequence[Plot] = (),
     source: str,
+    after_table: TableHook | None = None,
 ) -> str:
     """The page (module doc); ``source`` names the Markdown and JSON files beside it."""
     title, body = _split_title(markdown)
@@ -88,7 +104,7 @@ def markdown_report_html(
     )
     main = (
         figures
-        + f'<section id="report">{markdown_html(body)}</section>'
+        + f'<section id="report">{markdown_html(body, after_table)}</section>'
         + f'<p class="meta">Full data: {esc(source)} beside this file.</p>'
     )
     return html_page(plain_text(title), head, main)
@@ -206,9 +222,73 @@ def compare_html(artifact: CompareArtifact, markdown: str) -> str:
     )
 
 
+def _cell_estimate(cell: str) -> Estimate | None:
+    """A table cell written by ``Estimate.format`` (``0.412 [0.301, 0.531] (n=40)``) as an
+    Estimate; None for any other cell."""
+    match = _ESTIMATE_CELL.match(plain_text(cell).strip())
+    if match is None:
+        return None
+    value, low, high = (float(match.group(k)) for k in (1, 2, 3))
+    return Estimate(value=value, low=low, high=high, n=int(match.group(4)), method="table")
+
+
+def _is_rate(est: Estimate) -> bool:
+    return 0.0 <= est.low <= est.value <= est.high <= 1.0
+
+
+def _rate_columns(head: list[str], estimates: list[list[Estimate | None]]) -> list[int]:
+    """Columns holding at least one estimate, every one of them a rate in [0, 1], and not
+    named as a difference (``Δ``, ``delta``, ``difference``): a column of differences or
+    ranks is not a rate column even where its cells happen to lie in [0, 1]."""
+    cols = []
+    for j, name in enumerate(head):
+        if _DIFFERENCE.search(plain_text(name)):
+            continue
+        column = [row[j] for row in estimates if j < len(row) and row[j] is not None]
+        if column and all(_is_rate(e) for e in column if e is not None):
+            cols.append(j)
+    return cols
+
+
+def _row_label(row: list[str], before: int, index: int) -> str:
+    """A table row's name: its text cells before the first rate column (counts and other
+    numbers left out), joined with `` / `` and cut to 48 characters."""
+    texts = [plain_text(c) for c in row[:before] if c.strip() and not _NUMERIC_CELL.match(c)]
+    label = " / ".join(texts) or str(index + 1)
+    return label if len(label) <= 48 else label[:47] + "…"
+
+
+def table_rate_plot(head: list[str], body: list[list[str]]) -> str:
+    """A plot under a table whose columns hold rates with intervals (``_rate_columns``): one
+    row per table row (``_row_label``), one series per rate column; nothing for a table
+    without rate columns or with more than ``TABLE_PLOT_ROWS`` rows."""
+    if not body or len(body) > TABLE_PLOT_ROWS:
+        return ""
+    estimates = [[_cell_estimate(c) for c in row] for row in body]
+    cols = _rate_columns(head, estimates)
+    if not cols:
+        return ""
+    rows: list[tuple[str, Sequence[Estimate | None]]] = [
+        (
+            _row_label(row, cols[0], i),
+            [estimates[i][j] if j < len(estimates[i]) else None for j in cols],
+        )
+        for i, row in enumerate(body)
+    ]
+    series = [plain_text(head[j]) for j in cols]
+    svg = side_by_side(rows, series, "The table's rates with their intervals", label_width=320)
+    return f'<div class="table-plot">{svg}</div>'
+
+
 def bench_html(markdown: str, plots: Sequence[Plot] = ()) -> str:
-    """``bench.html``: a bench's tables (``bench.md``) and its plots."""
-    return markdown_report_html(markdown, plots=plots, source="bench.md and bench.json")
+    """``bench.html``: a bench's tables (``bench.md``), each with its rates plotted
+    (``table_rate_plot``), and the bench's own plots."""
+    return markdown_report_html(
+        markdown,
+        plots=plots,
+        source="bench.md and the bench's results",
+        after_table=table_rate_plot,
+    )
 
 
 def qasper_plots(bench: QasperBench) -> list[Plot]:

@@ -23,24 +23,25 @@ import numpy as np
 
 from probeguard.core.estimate import Estimate
 from probeguard.reports.html_escape import esc
-from probeguard.reports.html_svg import forest_plot
 
 __all__ = ["score_strip", "side_by_side"]
 
 _SERIES = 6
-_NA = Estimate(value=math.nan, low=math.nan, high=math.nan, n=0, method="wilson")
-"""An undefined rate (a row with no value for a series)."""
+_LEGEND_LINE = 16
+_LEGEND_CHARS = 70
 _WIDTH = 360.0
 
 
-def _legend(series: Sequence[str], left: float) -> str:
-    parts, x = [], left
+def _legend(series: Sequence[str], x: float) -> str:
+    """One line per series (a dot in its colour, its name cut to ``_LEGEND_CHARS``)."""
+    parts = []
     for k, name in enumerate(series):
+        y = 10 + _LEGEND_LINE * k
+        text = name if len(name) <= _LEGEND_CHARS else name[: _LEGEND_CHARS - 1] + "…"
         parts.append(
-            f'<circle class="dot s{k % _SERIES}" cx="{x + 5:.2f}" cy="10" r="4"/>'
-            f'<text x="{x + 13:.2f}" y="14">{esc(name)}</text>'
+            f'<circle class="dot s{k % _SERIES}" cx="{x + 5:.2f}" cy="{y}" r="4"/>'
+            f'<text x="{x + 13:.2f}" y="{y + 4}">{esc(text)}</text>'
         )
-        x += 24 + 7 * min(len(name), 30)
     return "".join(parts)
 
 
@@ -51,18 +52,17 @@ def side_by_side(
     *,
     label_width: int = 190,
 ) -> str:
-    """Each row's rate per series with its 95% interval (module doc); a missing or
-    undefined rate draws nothing and reads ``n/a`` in the dot's place."""
-    if len(series) <= 1:
-        return forest_plot([(label, (ests or [None])[0] or _NA) for label, ests in rows])
-    step, top, left = 7, 44, float(label_width)
+    """Each row's rate per series with its 95% interval under a legend of the series
+    (module doc); a missing or undefined rate draws nothing."""
+    step, left = 7, float(label_width)
+    top = 30 + _LEGEND_LINE * len(series)
     row_h = step * len(series) + 10
     height = top + row_h * len(rows) + 6
     total_w = label_width + int(_WIDTH) + 20
     parts = [
         f'<svg class="forest" viewBox="0 0 {total_w} {height}" width="{total_w}" '
         f'height="{height}" role="img" aria-label="{esc(title)}"><title>{esc(title)}</title>',
-        _legend(series, left),
+        _legend(series, 8.0),
     ]
     for tick in (0.0, 0.25, 0.5, 0.75, 1.0):
         x = f"{left + tick * _WIDTH:.2f}"
