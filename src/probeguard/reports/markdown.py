@@ -251,12 +251,16 @@ def _value(value: Any) -> str:
 
 
 def _evidence(evidence: dict[str, Any]) -> str:
-    """Scalar evidence fields, compact and escaped (the full evidence is in run.json)."""
+    """Scalar evidence fields, compact and escaped (the full evidence is in run.json); a
+    float to 4 significant digits, so the report a scan writes and the one re-rendered from
+    run.json (floats kept to ``core.floats.LOG_DIGITS``) are the same bytes."""
     parts = []
     for key, value in evidence.items():
         if isinstance(value, bool) or value is None:
             parts.append(f"{key}={_mark(value)}")  # yes / no / –, never a Python repr
-        elif isinstance(value, (str, int, float)):
+        elif isinstance(value, float):
+            parts.append(f"{key}={'n/a' if math.isnan(value) else f'{value:.4g}'}")
+        elif isinstance(value, (str, int)):
             parts.append(f"{key}={value}")
     return md_inline("; ".join(parts), 240)
 
