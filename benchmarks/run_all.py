@@ -42,6 +42,7 @@ def plan(quick: bool) -> list[tuple[str, list[str]]]:
         ("bench_sentences", ["--rounds", "1"]),
         ("bench_judge_cost", ["--rounds", "1"]),
         *([] if quick else [("bench_ray", [])]),  # two demo scans and a Ray start (~2.5 min)
+        ("bench_html_report", ["--cases", "10000", "--rounds", "1" if quick else "3"]),
     ]
 
 
