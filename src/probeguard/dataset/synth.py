@@ -41,6 +41,7 @@ from probeguard.dataset.attack_types import ATTACK_TYPES, validate_attack_case
 from probeguard.dataset.synth_attacks import attack_drafts
 from probeguard.dataset.synth_evolve import EVOLUTIONS, Draft, evolve
 from probeguard.dataset.synth_facts import corpus_vocabulary, facts_of, key_terms
+from probeguard.dataset.synth_names import name_vocabulary
 from probeguard.nlp.text import normalize_answer
 
 __all__ = [
@@ -50,6 +51,7 @@ __all__ = [
     "Ranker",
     "SynthStats",
     "Synthesis",
+    "jaccard",
     "records",
     "synthesize",
 ]
@@ -140,7 +142,7 @@ class _Picker:
         if not _span_ok(draft, self.texts):
             return False
         norm, terms = normalize_answer(draft.question), key_terms(draft.question)
-        if norm in self.seen or any(_jaccard(terms, t) >= NEAR_DUPLICATE for t in self.terms):
+        if norm in self.seen or any(jaccard(terms, t) >= NEAR_DUPLICATE for t in self.terms):
             self.duplicates += 1
             return False
         if self.rank is not None and draft.mode != "abstain" and draft.type != "lexical_mismatch":
@@ -154,7 +156,8 @@ class _Picker:
         return True
 
 
-def _jaccard(a: frozenset[str], b: frozenset[str]) -> float:
+def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
+    """|a ∩ b| / |a ∪ b| (1.0 for two empty sets)."""
     return len(a & b) / len(a | b) if a or b else 1.0
 
 
@@ -213,10 +216,11 @@ def synthesize(
     """Up to ``n`` golden and attack cases from ``documents`` (rules in the module
     docstring); fewer when the corpus has too few facts."""
     rng = np.random.default_rng(seed)
-    facts = [f for doc in documents for f in facts_of(doc)]
+    names = name_vocabulary(documents)
+    facts = [f for doc in documents for f in facts_of(doc, names)]
     metadata = {d.id: d.metadata for d in documents}
     drafts = evolve(facts, metadata, rng)
-    drafts.update(attack_drafts(facts, documents, corpus_vocabulary(documents), rng))
+    drafts.update(attack_drafts(facts, documents, corpus_vocabulary(documents), rng, names))
     drafts[ABSTAIN] = [replace(d, type=None) for d in drafts["unanswerable"]]
     picker = _Picker({d.id: d.text for d in documents}, rank, k)
     _select(_strata(drafts, rng), picker, n)
