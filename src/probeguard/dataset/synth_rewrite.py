@@ -22,8 +22,8 @@ texts or the rules below change (it is part of the cache key).
    (false premise: the false value; unanswerable: the made-up term; entity collision: the
    name asked about) is missing, a marker group (temporal conflict: "current", "latest", ...;
    citation trap: "cite", "source", ...; comparative: "larger", ...; constrained: "only",
-   "exact") has no member, or a forbidden word came back (entity collision: the competitor's
-   name; lexical mismatch: a word the synonym tables replaced);
+   "exact") has no member, or a forbidden word the template does not hold appears (entity
+   collision: the competitor's name; lexical mismatch: a word the synonym tables replaced);
 5. ``not_retrieved`` — with a ranker, an answerable case (not ``lexical_mismatch``) whose
    evidence documents are not all in the lexical baseline's top ``k`` for the rewrite (the
    synthesizer's own check, ``synth._Picker``);
@@ -189,7 +189,8 @@ def _planted_ok(case: Case, question: str) -> bool:
     markers = MARKERS.get(_label(case))
     if markers and not any(_holds(question, m) for m in markers):
         return False
-    return not any(_holds(question, w) for w in _forbidden(case))
+    back = [w for w in _forbidden(case) if not _holds(case.question, w)]
+    return not any(_holds(question, w) for w in back)
 
 
 def _retrieved(case: Case, question: str, rank: Ranker | None, k: int) -> bool:
