@@ -56,7 +56,7 @@ def summary_lines(result: Synthesis) -> list[str]:
         "by evolution/type: " + ", ".join(f"{k} {v}" for k, v in stats.by_type.items()),
         f"near duplicates dropped: {stats.near_duplicates} of {stats.considered} drafts "
         f"considered ({share:.1%}); not retrieved by the BM25 baseline (top {BASELINE_K}): "
-        f"{stats.not_retrieved}",
+        f"{stats.not_retrieved}; question holding its own answer: {stats.answer_in_question}",
     ]
     return lines
 

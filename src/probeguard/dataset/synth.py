@@ -17,7 +17,10 @@ kept only when
 3. with a ``rank`` callable (a lexical baseline: question, k -> ranked document ids), every
    evidence document of an answerable draft is in its top ``k`` (``lexical_mismatch``
    drafts are exempt: missing a lexical retriever is their point);
-4. an unanswerable draft's made-up term is absent from every word of the corpus.
+4. an unanswerable draft's made-up term is absent from every word of the corpus;
+5. its question does not hold one of its own answers (``answers``/``contains``, normalised,
+   on word boundaries: ``holds``), as a premise sentence quoted by ``reasoning`` can
+   (``stats.answer_in_question`` counts these).
 
 Same documents, ``n`` and ``seed`` → the same cases, byte for byte (randomness only from
 ``numpy.random.default_rng(seed)``). Golden cases are ``Case(probe="golden")``; attack cases
@@ -51,6 +54,7 @@ __all__ = [
     "Ranker",
     "SynthStats",
     "Synthesis",
+    "holds",
     "jaccard",
     "records",
     "synthesize",
@@ -77,6 +81,7 @@ class SynthStats:
     considered: int
     near_duplicates: int
     not_retrieved: int
+    answer_in_question: int = 0
     by_type: dict[str, int] = field(default_factory=dict)
     """Kept cases by evolution (golden) or attack type."""
     by_document: dict[str, int] = field(default_factory=dict)
@@ -135,11 +140,14 @@ class _Picker:
         self.kept: list[Draft] = []
         self.seen: set[str] = set()
         self.terms: list[frozenset[str]] = []
-        self.considered = self.duplicates = self.missed = 0
+        self.considered = self.duplicates = self.missed = self.answered = 0
 
     def offer(self, draft: Draft) -> bool:
         self.considered += 1
         if not _span_ok(draft, self.texts):
+            return False
+        if any(holds(draft.question, a) for a in (*draft.answers, *draft.contains)):
+            self.answered += 1
             return False
         norm, terms = normalize_answer(draft.question), key_terms(draft.question)
         if norm in self.seen or any(jaccard(terms, t) >= NEAR_DUPLICATE for t in self.terms):
@@ -154,6 +162,13 @@ class _Picker:
         self.seen.add(norm)
         self.terms.append(terms)
         return True
+
+
+def holds(text: str, phrase: str) -> bool:
+    """``phrase`` occurs in ``text`` on word boundaries, both SQuAD-normalised
+    (``nlp.text.normalize_answer``)."""
+    needle = normalize_answer(phrase)
+    return bool(needle) and f" {needle} " in f" {normalize_answer(text)} "
 
 
 def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
@@ -230,6 +245,7 @@ def synthesize(
         considered=picker.considered,
         near_duplicates=picker.duplicates,
         not_retrieved=picker.missed,
+        answer_in_question=picker.answered,
         by_type=dict(sorted(Counter(c.tags[1] for c in cases).items())),
         by_document=dict(sorted(Counter(d.doc_id for d in picker.kept).items())),
     )

@@ -12,7 +12,8 @@ by single spaces ("Halden Ridge Treatment Plant", "Tobias Renn"; not the tail of
 one: "Bridge" of "Seven-Arch Bridge", "New" of "New Year's Day"), a leading stopword ("The")
 dropped, holding at least one proper token, not one word opening the sentence (its capital
 may be the sentence's), not followed by a possessive "'s". A name found in more
-than ``COMMON_SHARE`` of the documents (the corpus's own organisation, its town) is *common*:
+than ``COMMON_SHARE`` of the documents, and in more than one (the corpus's own organisation,
+its town) is *common*:
 no question asks for it, the answer is a guess from the corpus's topic.
 
 **The wh-phrase** (``name_wh``): "whom" after "by" ("designed by whom"); "which <word>" from
@@ -111,7 +112,7 @@ def name_vocabulary(documents: Sequence[Document]) -> NameVocabulary:
     seen = Counter(
         name for d in documents for name in {d.text[a:b] for a, b in name_spans(d.text, vocab)}
     )
-    limit = COMMON_SHARE * len(documents)
+    limit = max(1.0, COMMON_SHARE * len(documents))
     return NameVocabulary(proper=proper, common=frozenset(n for n, k in seen.items() if k > limit))
 
 

@@ -50,7 +50,7 @@ from probeguard.core.cases import Case
 from probeguard.core.errors import InputError
 from probeguard.dataset.attack_types import validate_attack_case
 from probeguard.dataset.formats import from_case
-from probeguard.dataset.synth import NEAR_DUPLICATE, Ranker, jaccard
+from probeguard.dataset.synth import NEAR_DUPLICATE, Ranker, holds, jaccard
 from probeguard.dataset.synth_facts import key_terms
 from probeguard.nlp.text import normalize_answer
 
@@ -166,12 +166,6 @@ def parse_reply(text: str, template: str) -> str | None:
     return question
 
 
-def _holds(text: str, phrase: str) -> bool:
-    """``phrase`` occurs in ``text`` on word boundaries, after normalisation."""
-    needle = normalize_answer(phrase)
-    return bool(needle) and f" {needle} " in f" {normalize_answer(text)} "
-
-
 def _schema_ok(case: Case) -> bool:
     try:
         checked = Case.model_validate(case.model_dump())
@@ -184,13 +178,13 @@ def _schema_ok(case: Case) -> bool:
 
 
 def _planted_ok(case: Case, question: str) -> bool:
-    if not all(_holds(question, p) for p in must_keep(case)):
+    if not all(holds(question, p) for p in must_keep(case)):
         return False
     markers = MARKERS.get(_label(case))
-    if markers and not any(_holds(question, m) for m in markers):
+    if markers and not any(holds(question, m) for m in markers):
         return False
-    back = [w for w in _forbidden(case) if not _holds(case.question, w)]
-    return not any(_holds(question, w) for w in back)
+    back = [w for w in _forbidden(case) if not holds(case.question, w)]
+    return not any(holds(question, w) for w in back)
 
 
 def _retrieved(case: Case, question: str, rank: Ranker | None, k: int) -> bool:
@@ -210,7 +204,7 @@ def check_rewrite(case: Case, question: str, rank: Ranker | None, k: int) -> str
         return "schema"
     exp = case.expected
     if any(
-        _holds(question, a) and not _holds(case.question, a) for a in (*exp.answers, *exp.contains)
+        holds(question, a) and not holds(case.question, a) for a in (*exp.answers, *exp.contains)
     ):
         return "answer_leaked"
     if not _planted_ok(case, question):
