@@ -33,6 +33,7 @@ from probeguard.engine.synth_rewrite import (
     RewriteRun,
     make_rewriter,
     plan_rewrites,
+    rewrite_concurrency,
     rewrite_synthesis,
 )
 from probeguard.runner.cache import ResponseCache
@@ -114,7 +115,7 @@ def _rewrite(
         pipeline,
         result,
         cache=cache,
-        concurrency=config.judge.llm.concurrency,
+        concurrency=rewrite_concurrency(kind, config),
         retries=config.judge.llm.max_retries,
         rank=bm25_ranker(documents),
         k=BASELINE_K,

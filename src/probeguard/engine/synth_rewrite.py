@@ -59,6 +59,7 @@ __all__ = [
     "RewritePlan",
     "RewriteRun",
     "make_rewriter",
+    "rewrite_concurrency",
     "plan_rewrites",
     "rewrite_synthesis",
 ]
@@ -107,6 +108,12 @@ class RewritePipeline:
 
     async def aclose(self) -> None:
         await self.generator.aclose()
+
+
+def rewrite_concurrency(kind: str, config: ScanConfig) -> int:
+    """Calls in flight: ``judge.llm.concurrency`` for an endpoint; 1 for llama.cpp, whose
+    one model serves one call at a time (more would only wait on its lock, and time out)."""
+    return 1 if kind == "llama_cpp" else config.judge.llm.concurrency
 
 
 def make_rewriter(kind: str, config: ScanConfig) -> Generator:
