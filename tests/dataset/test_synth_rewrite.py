@@ -18,6 +18,7 @@ from aiohttp import web
 from click.testing import CliRunner
 
 from probeguard.cli.main import cli
+from probeguard.config.loading import load_config
 from probeguard.core.cases import Case, Expected
 from probeguard.corpus.loaders import load_corpus
 from probeguard.dataset.synth_rewrite import (
@@ -29,6 +30,7 @@ from probeguard.dataset.synth_rewrite import (
 )
 from probeguard.engine.stages import demo_data_dir
 from probeguard.engine.synth import bm25_ranker, synthesize_checked
+from probeguard.engine.synth_rewrite import rewrite_concurrency
 from testkit import completion, needs_smollm2, start_chat_server
 
 CORPUS = demo_data_dir() / "corpus.jsonl"
@@ -328,3 +330,11 @@ def test_smollm2_rewrites_offline_and_reruns_identically(tmp_path: Path) -> None
     assert "0 calls for 8 cases (8 cached)" in second.output
     for suffix in (".jsonl", ".attacks.jsonl"):
         assert (tmp_path / f"s{suffix}").read_bytes() == (tmp_path / f"t{suffix}").read_bytes()
+
+
+def test_llama_cpp_rewrites_one_call_at_a_time() -> None:
+    """Regression: llama.cpp got judge.llm.concurrency (8) calls in flight, which only
+    waited on the model's lock, timed out in the runner and were retried."""
+    config = load_config(environ={"PROBEGUARD_JUDGE__LLM__CONCURRENCY": "8"})
+    assert rewrite_concurrency("llama_cpp", config) == 1
+    assert rewrite_concurrency("openai", config) == 8
