@@ -338,3 +338,36 @@ def test_llama_cpp_rewrites_one_call_at_a_time() -> None:
     config = load_config(environ={"PROBEGUARD_JUDGE__LLM__CONCURRENCY": "8"})
     assert rewrite_concurrency("llama_cpp", config) == 1
     assert rewrite_concurrency("openai", config) == 8
+
+
+def test_markers_and_forbidden_words_of_an_attack() -> None:
+    temporal = Case(
+        id="t",
+        question="Under the current rules, how many days does a refund take?",
+        expected=Expected(answers=("5 days",), evidence_doc_ids=("refund",)),
+        meta={"attack_type": "temporal_conflict"},
+    )
+    assert rewrite_request(temporal).endswith("Keep: current")
+    assert check_rewrite(temporal, "How many days does a refund take now?", None, 5) is None
+    assert (
+        check_rewrite(temporal, "How many days does a refund take?", None, 5) == "planted_dropped"
+    )
+    collision = Case(
+        id="e",
+        question="According to Kestrel Plus, how much is the monthly fee?",
+        expected=Expected(answers=("$10",), evidence_doc_ids=("plans",)),
+        meta={
+            "attack_type": "entity_collision",
+            "entity": "Kestrel Plus",
+            "competitor": "Kestrel Pro",
+        },
+    )
+    assert check_rewrite(collision, "What is the monthly fee of Kestrel Plus?", None, 5) is None
+    assert (
+        check_rewrite(collision, "What is the monthly fee of Kestrel Pro?", None, 5)
+        == "planted_dropped"
+    )
+    assert (
+        check_rewrite(collision, "Kestrel Plus or Kestrel Pro: the monthly fee?", None, 5)
+        == "planted_dropped"
+    )

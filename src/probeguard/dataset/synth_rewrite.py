@@ -22,8 +22,9 @@ texts or the rules below change (it is part of the cache key).
    (false premise: the false value; unanswerable: the made-up term; entity collision: the
    name asked about) is missing, a marker group (temporal conflict: "current", "latest", ...;
    citation trap: "cite", "source", ...; comparative: "larger", ...; constrained: "only",
-   "exact") has no member, or a forbidden word the template does not hold appears (entity
-   collision: the competitor's name; lexical mismatch: a word the synonym tables replaced);
+   "exact"; when the template holds one) has no member, or a forbidden word the template
+   does not hold appears (entity collision: the competitor's name; lexical mismatch: a word
+   the synonym tables replaced);
 5. ``not_retrieved`` — with a ranker, an answerable case (not ``lexical_mismatch``) whose
    evidence documents are not all in the lexical baseline's top ``k`` for the rewrite (the
    synthesizer's own check, ``synth._Picker``);
@@ -180,8 +181,8 @@ def _schema_ok(case: Case) -> bool:
 def _planted_ok(case: Case, question: str) -> bool:
     if not all(holds(question, p) for p in must_keep(case)):
         return False
-    markers = MARKERS.get(_label(case))
-    if markers and not any(holds(question, m) for m in markers):
+    markers = [m for m in MARKERS.get(_label(case), ()) if holds(case.question, m)]
+    if markers and not any(holds(question, m) for m in MARKERS[_label(case)]):
         return False
     back = [w for w in _forbidden(case) if not holds(case.question, w)]
     return not any(holds(question, w) for w in back)
