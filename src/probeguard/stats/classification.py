@@ -136,6 +136,15 @@ def _scored(scores: Sequence[float] | np.ndarray, truth: Flags) -> tuple[np.ndar
     return s[keep], t[keep]
 
 
+def _ba_at_cuts(s: np.ndarray, t: np.ndarray, cuts: np.ndarray) -> np.ndarray:
+    """BA of "score ≥ c" for every cut c at once (both classes present): TPR(c) = |{positive
+    scores ≥ c}| / n₊, TNR(c) = |{negative scores < c}| / n₋; O((n + cuts)·log n)."""
+    pos, neg = np.sort(s[t]), np.sort(s[~t])
+    tp = pos.size - np.searchsorted(pos, cuts, side="left")
+    tn = np.searchsorted(neg, cuts, side="left")
+    return (tp / pos.size + tn / neg.size) / 2
+
+
 def stable_threshold(scores: Sequence[float] | np.ndarray, truth: Flags) -> float:
     """The one-standard-error plateau midpoint of the module doc; NaN as ``best_threshold``."""
     best = best_threshold(scores, truth)
@@ -145,8 +154,7 @@ def stable_threshold(scores: Sequence[float] | np.ndarray, truth: Flags) -> floa
     tpr = float((s[t] >= best).mean())
     tnr = float((s[~t] < best).mean())
     se = 0.5 * math.sqrt(tpr * (1 - tpr) / t.sum() + tnr * (1 - tnr) / (~t).sum())
-    floor = Confusion.of(s >= best, t).balanced_accuracy - se
-    plateau = [
-        c for c in sorted(set(s.tolist())) if Confusion.of(s >= c, t).balanced_accuracy >= floor
-    ]
-    return (plateau[0] + plateau[-1]) / 2 if plateau else math.inf
+    cuts = np.unique(s)
+    floor = float(_ba_at_cuts(s, t, np.asarray([best]))[0]) - se
+    plateau = cuts[_ba_at_cuts(s, t, cuts) >= floor]
+    return float(plateau[0] + plateau[-1]) / 2 if plateau.size else math.inf
