@@ -398,3 +398,17 @@ def test_smollm2_on_a_slice_of_halueval(shared_data: Path, tmp_path: Path):
     # Regression (issue 12): the JSON prompt left every SmolLM2 record unscored.
     assert row.unscored_test == 0 and not math.isnan(row.auroc.value)
     assert [s.name for s in result.skipped_datasets] == ["wice", "begin"]
+
+
+def test_measure_takes_the_one_se_plateau_midpoint_not_the_noisy_argmax():
+    def rec(i: int, label: bool) -> LabelledClaim:
+        return LabelledClaim(f"r{i}", "d", "c", ("x",), label, cluster=f"r{i}")
+
+    pos, neg = [0.4, 0.6, 0.7, 0.8, 0.9], [0.1, 0.2, 0.3, 0.5, 0.65]
+    dev = [(rec(i, True), s) for i, s in enumerate(pos)]
+    dev += [(rec(10 + i, False), s) for i, s in enumerate(neg)]
+    test = [(rec(20, True), 0.6), (rec(21, False), 0.5)]
+    row = measure("j", "judge", "d", dev, test, rng=np.random.default_rng(0), resamples=50)
+    # the argmax (0.7) would miss the positive 0.6; the plateau midpoint 0.55 calls both right
+    assert row.threshold == pytest.approx(0.55)
+    assert row.balanced_accuracy.value == 1.0

@@ -68,7 +68,8 @@ def render_judges(result: JudgesBench) -> str:
         "",
         f"seed {result.seed}; limit {s.limit or 'none'} records per split (SmolLM2: "
         f"{s.smollm2_limit or 'none'}); {s.resamples} bootstrap resamples. Threshold chosen on "
-        "dev (max balanced accuracy), reported on test; intervals: cluster bootstrap over test "
+        "dev (midpoint of the cuts within one standard error of the best balanced accuracy), "
+        "reported on test; intervals: cluster bootstrap over test "
         "records; P/R: precision and recall per class. BA as judged: the judge's own call "
         "(every claim supported). Δ vs baseline: judge minus token overlap on the same test "
         "records, paired cluster bootstrap; above the baseline by a margin the interval shows "

@@ -8,6 +8,7 @@ from probeguard.stats.classification import (
     balanced_accuracy,
     best_threshold,
     class_rates,
+    stable_threshold,
 )
 from probeguard.stats.estimate import bootstrap_mean, proportion, wilson
 from probeguard.stats.paired import (
@@ -36,5 +37,6 @@ __all__ = [
     "paired_bootstrap_difference",
     "paired_cluster_difference",
     "proportion",
+    "stable_threshold",
     "wilson",
 ]

@@ -6,8 +6,9 @@ Protocol, per dataset and judge (records and splits: ``engine.bench.judges_data`
 scores and the baseline: ``engine.bench.judges_models``):
 
 1. every dev and test record gets the judge's score (NaN = unscored, left out and counted);
-2. the threshold t maximising balanced accuracy on dev (``stats.best_threshold``; the rule
-   "supported iff score ≥ t");
+2. the threshold t chosen on dev by the one-standard-error rule (``stats.stable_threshold``:
+   the midpoint of the band of cuts whose dev balanced accuracy is within one standard error
+   of the best; the rule "supported iff score ≥ t"), for every judge and the baseline alike;
 3. on test at that t: balanced accuracy, per-class precision and recall (Wilson), and AUROC of
    the score (P(score of a supported record > score of an unsupported one) + ½·P(tie),
    ``metrics.gate.auroc``); for a judge also the balanced accuracy of its own decision
@@ -66,9 +67,9 @@ from probeguard.results.bench_judges import (
 )
 from probeguard.stats import (
     balanced_accuracy,
-    best_threshold,
     class_rates,
     paired_cluster_difference,
+    stable_threshold,
 )
 
 __all__ = ["ANCHORS", "SMOLLM2_LIMIT", "measure", "paired", "render_table", "run_judges"]
@@ -120,7 +121,7 @@ def measure(
 ) -> JudgeRow:
     """One row of the table: the dev threshold, then the test measures (module doc).
     ``decisions``: the judge's own call per test record (default: score ≥ 1)."""
-    threshold = best_threshold([s for _, s in dev], [r.label for r, _ in dev])
+    threshold = stable_threshold([s for _, s in dev], [r.label for r, _ in dev])
     called = [s >= 1.0 for _, s in test] if decisions is None else list(decisions)
     own = np.asarray([c for c, (_, s) in zip(called, test) if not math.isnan(s)], dtype=bool)
     kept = [(r, s) for r, s in test if not math.isnan(s)]
