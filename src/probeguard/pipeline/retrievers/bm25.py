@@ -10,9 +10,14 @@ bm25s and Lucene. With ``method="lucene"`` (Kamphuis et al. 2020, "Which BM25 do
 ``"robertson"`` uses idf = ln(max(1, (N − df + 0.5)/(df + 0.5))) and ``"atire"`` idf = ln(N/df)
 with tf·(k1+1)/(tf + k1·(…)); ``|d|`` counts the document's tokens after stopword removal.
 
-Speed (measured, see DESIGN.md): bm25s's own ``retrieve`` spends most of a query in
-``np.argpartition`` over a mostly-zero score vector; we take the full vector from
-``get_scores_from_ids`` and select with ``filters.top_k_indices``.
+Speed (measured, see DESIGN.md and benchmarks/README.md): bm25s's own ``retrieve`` spends
+most of a query in ``np.argpartition`` over a mostly-zero score vector. We select the top k
+among the chunks that share a query term only (``candidate_scores``): when the query's
+posting lists hold at most ``SPARSE_SHARE`` · N entries they are merged directly (sorted
+union of their chunk positions, each term's precomputed bm25s score added in query order, so
+every float32 sum is bitwise bm25s's ``get_scores_from_ids``); otherwise the full vector comes
+from ``get_scores_from_ids`` and its nonzero positions are taken. ``filters.top_k_indices``
+then selects among those.
 
 Overlay: at index time we freeze N, avgdl, the vocabulary and idf. An overlay chunk is
 tokenised the same way and scored with the formula above under those frozen statistics —
@@ -46,6 +51,10 @@ from probeguard.pipeline.retrievers.filters import (
 TOKEN_PATTERN = r"(?u)\b\w\w+\b"
 _TOKEN = re.compile(TOKEN_PATTERN)
 METHODS = ("lucene", "robertson", "atire")
+SPARSE_SHARE = 0.125
+"""Merge posting lists (O(P log P) in the P postings of the query's terms) rather than fill
+a dense N-vector (O(N)) when P <= SPARSE_SHARE · N; measured at 100k/1M chunks (numpy 2.4),
+the two cost the same near P ≈ N/4, so this errs towards the dense path."""
 _STOPWORD_LISTS = {
     "en": "STOPWORDS_EN",
     "english": "STOPWORDS_EN",
@@ -92,6 +101,32 @@ def idf_value(df: int, n: int, method: str) -> float:
     if method == "atire":
         return math.log(n / df)
     raise ValueError(f"unknown BM25 method {method!r}; known: {list(METHODS)}")
+
+
+def _merge_postings(
+    indices: np.ndarray, data: np.ndarray, starts: np.ndarray, ends: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Sorted union of the posting lists ``indices[starts[t]:ends[t]]`` and, per position,
+    the float32 sum of the terms' ``data`` in term order: the same additions, in the same
+    order, as bm25s's ``np.add.at`` per term (a chunk occurs once per list, so each ``+=``
+    touches distinct positions). The union comes from one stable argsort of the
+    concatenated lists (timsort merges the sorted runs) and a neighbour comparison."""
+    bounds = list(zip(starts.tolist(), ends.tolist()))
+    flat = np.concatenate([indices[s:e] for s, e in bounds])
+    order = np.argsort(flat, kind="stable")
+    ordered = flat[order]
+    first = np.empty(ordered.shape[0], dtype=bool)
+    first[:1] = True
+    np.not_equal(ordered[1:], ordered[:-1], out=first[1:])
+    slot = np.empty(flat.shape[0], dtype=np.intp)
+    slot[order] = np.cumsum(first) - 1
+    positions = ordered[first].astype(np.int64)
+    totals = np.zeros(positions.shape[0], dtype=data.dtype)
+    offset = 0
+    for s, e in bounds:
+        totals[slot[offset : offset + e - s]] += data[s:e]
+        offset += e - s
+    return positions, totals
 
 
 class BM25Retriever(Retriever):
@@ -188,6 +223,23 @@ class BM25Retriever(Retriever):
             return np.zeros(self.n_docs, dtype=np.float32)
         return self._bm25.get_scores_from_ids(ids)
 
+    def candidate_scores(self, query_ids: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
+        """``(positions, scores)``: ascending positions that include every indexed chunk with
+        a nonzero score for ``query_ids``, and their scores, bitwise equal to
+        ``scores(query_ids)[positions]`` (see the module docstring for the two paths)."""
+        self._require_index()
+        if not query_ids or self._bm25 is None:
+            return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float32)
+        index = self._bm25.scores
+        indptr = index["indptr"]
+        ids = np.asarray(query_ids, dtype=np.int64)
+        starts, ends = indptr[ids], indptr[ids + 1]
+        if int((ends - starts).sum()) > SPARSE_SHARE * self.n_docs:
+            full = self._bm25.get_scores_from_ids(list(query_ids))
+            positions = np.flatnonzero(full > 0)
+            return positions, full[positions]
+        return _merge_postings(index["indices"], index["data"], starts, ends)
+
     def score_text(self, query_ids: Sequence[int], text: str) -> float:
         """The BM25 score of ``text`` as if it were indexed under the frozen statistics."""
         tokens = self.tokenize(text)
@@ -226,13 +278,15 @@ class BM25Retriever(Retriever):
         ids = self.query_ids(request.query)
         if not ids:
             return []
-        candidates: list[tuple[float, int, Chunk]] = []
-        scores = self.scores(ids)
-        if scores.shape[0]:
-            if vis.allowed is not None:
-                scores[~vis.allowed] = 0.0
-            for i in top_k_indices(scores, request.k, floor=0.0):
-                candidates.append((float(scores[i]), int(i), self._chunks[i]))
+        positions, scores = self.candidate_scores(ids)
+        if vis.allowed is not None:
+            keep = vis.allowed[positions]
+            positions, scores = positions[keep], scores[keep]
+        top = top_k_indices(scores, request.k, floor=0.0)
+        chunks = self._chunks
+        candidates = [
+            (s, i, chunks[i]) for s, i in zip(scores[top].tolist(), positions[top].tolist())
+        ]
         n = len(self._chunks)
         for j in vis.overlay:
             chunk = request.extra[j]

@@ -155,18 +155,42 @@ class ChunkMask:
         return mask
 
 
+SMALL_TOP_K = 512
+"""Up to this many scores, one stable ``argsort`` (ties stay in position order) is cheaper than
+``argpartition`` plus the tie resolution: a few numpy calls instead of eight."""
+
+
 def top_k_indices(scores: np.ndarray, k: int, floor: float = -np.inf) -> np.ndarray:
     """Positions of the ``k`` largest scores, best first, ties broken by position; scores
     ``<= floor`` are never returned (``-inf`` marks masked entries; BM25 passes ``floor=0``
     so that chunks sharing no query term are not returned).
 
-    ``np.argpartition(-scores, k - 1)`` finds the k-th score in O(N); every score above it is
+    With a finite ``floor`` the positions scoring above it are taken first
+    (``np.flatnonzero``, ordered) and the selection runs over those only: on a mostly-zero
+    BM25 vector ``np.argpartition`` over all N is the slow part (numpy 2.4: 0.13 ms of a
+    0.16 ms query at 100k chunks, vs 0.04 ms for the ``flatnonzero``). Positions keep their
+    order, so the result is the same as selecting over the full vector.
+    """
+    if k <= 0 or scores.shape[0] == 0:
+        return np.empty(0, dtype=np.int64)
+    if floor == -np.inf:
+        return _top_k_above(scores, k, floor)
+    above = np.flatnonzero(scores > floor)
+    return above[_top_k_above(scores[above], k, floor)]
+
+
+def _top_k_above(scores: np.ndarray, k: int, floor: float) -> np.ndarray:
+    """``top_k_indices`` over the whole vector (``k >= 1``).
+
+    Small vectors: a stable sort of the negated scores (in float64, as exact as the scores).
+    Larger: ``np.argpartition(-scores, k - 1)`` finds the k-th score in O(N); every score above it is
     kept and the tie at the boundary is resolved by position (``np.flatnonzero`` is ordered),
     so the result is exact and deterministic.
     """
     n = scores.shape[0]
-    if k <= 0 or n == 0:
-        return np.empty(0, dtype=np.int64)
+    if n <= SMALL_TOP_K:
+        idx = np.argsort(-scores.astype(np.float64), kind="stable")[:k]
+        return idx[scores[idx] > floor].astype(np.int64, copy=False)
     if k < n:
         part = np.argpartition(-scores, k - 1)[:k]
         threshold = scores[part].min()
