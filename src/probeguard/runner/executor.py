@@ -61,7 +61,7 @@ from probeguard.core.cases import Case
 from probeguard.core.errors import UnsupportedCapabilityError
 from probeguard.core.pipeline import Pipeline, PipelineOutput, Variation, check_capabilities
 from probeguard.core.records import CaseError, CaseRecord, RunStats
-from probeguard.log.writer import RunLogWriter, as_logged
+from probeguard.log.writer import RunLogWriter, logged_with_line
 from probeguard.runner.cache import CacheWriter, ResponseCache
 from probeguard.runner.retry import RetryPolicy, is_transient
 
@@ -382,12 +382,14 @@ class Runner:
         return result
 
     def _finish(self, state: _Run, i: int, record: CaseRecord, *, write: bool = True) -> None:
-        record = as_logged(record)  # floats normalised: fresh, cached and resumed runs agree
+        # floats normalised: fresh, cached and resumed runs agree; one serialisation serves
+        # the record and its log line
+        record, line = logged_with_line(record)
         state.records[i] = record
         if record.error is not None:
             state.stats.errors += 1
         if write and self.log is not None:
-            self.log.append(record)
+            self.log.append(record, line=line)
         state.done += 1
         if self.progress is not None and not self._progress_failed:
             try:
