@@ -33,6 +33,7 @@ def plan(quick: bool) -> list[tuple[str, list[str]]]:
     sizes = "10000" if quick else "10000,100000"
     return [
         ("bench_retrieval", ["--sizes", sizes]),
+        ("bench_bm25_topk", ["--sizes", "10000" if quick else "100000,1000000"]),
         (
             "bench_overlay",
             ["--sizes", sizes, "--agree-queries", "50", "--agree-queries-large", "10"],
