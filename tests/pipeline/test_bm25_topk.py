@@ -120,9 +120,10 @@ def brute_force(scores: np.ndarray, k: int, floor: float) -> list[int]:
     zero_share=st.sampled_from([0.0, 0.5, 0.99]),
 )
 def test_top_k_indices_on_both_sides_of_the_small_path(seed, n, k, floor, zero_share):
-    """Mostly-zero vectors with few distinct values (many ties), below and above
+    """Mostly-zero vectors with few distinct values (many ties, some NaN), below and above
     ``SMALL_TOP_K``, with and without a floor: always the brute-force order."""
     rng = np.random.default_rng(seed)
-    scores = rng.choice(np.array([-np.inf, 0.25, 0.5, 1.0, 2.0], dtype=np.float32), size=n)
+    values = np.array([-np.inf, 0.25, 0.5, 1.0, 2.0, np.nan], dtype=np.float32)
+    scores = rng.choice(values, size=n, p=[0.1, 0.2, 0.2, 0.2, 0.2, 0.1])
     scores[rng.random(n) < zero_share] = 0.0
     assert top_k_indices(scores, k, floor=floor).tolist() == brute_force(scores, k, floor)
