@@ -104,29 +104,23 @@ def idf_value(df: int, n: int, method: str) -> float:
 
 
 def _merge_postings(
-    indices: np.ndarray, data: np.ndarray, starts: np.ndarray, ends: np.ndarray
+    indices: np.ndarray, data: np.ndarray, bounds: Sequence[tuple[int, int]]
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Sorted union of the posting lists ``indices[starts[t]:ends[t]]`` and, per position,
-    the float32 sum of the terms' ``data`` in term order: the same additions, in the same
-    order, as bm25s's ``np.add.at`` per term (a chunk occurs once per list, so each ``+=``
-    touches distinct positions). The union comes from one stable argsort of the
-    concatenated lists (timsort merges the sorted runs) and a neighbour comparison."""
-    bounds = list(zip(starts.tolist(), ends.tolist()))
+    """Sorted union of the posting lists ``indices[s:e]`` (one per query term, in query
+    order) and, per position, the float32 sum of the terms' ``data`` in term order: the same
+    additions, in the same order, as bm25s's ``np.add.at`` per term. One stable argsort of the
+    concatenated lists (timsort merges the sorted runs) groups each position's entries, still
+    in term order, and ``np.add.at`` (unbuffered, in array order) adds them up."""
     flat = np.concatenate([indices[s:e] for s, e in bounds])
     order = np.argsort(flat, kind="stable")
     ordered = flat[order]
     first = np.empty(ordered.shape[0], dtype=bool)
     first[:1] = True
     np.not_equal(ordered[1:], ordered[:-1], out=first[1:])
-    slot = np.empty(flat.shape[0], dtype=np.intp)
-    slot[order] = np.cumsum(first) - 1
-    positions = ordered[first].astype(np.int64)
-    totals = np.zeros(positions.shape[0], dtype=data.dtype)
-    offset = 0
-    for s, e in bounds:
-        totals[slot[offset : offset + e - s]] += data[s:e]
-        offset += e - s
-    return positions, totals
+    totals = np.zeros(int(np.count_nonzero(first)), dtype=data.dtype)
+    values = np.concatenate([data[s:e] for s, e in bounds])
+    np.add.at(totals, np.cumsum(first) - 1, values[order])
+    return ordered[first].astype(np.int64), totals
 
 
 class BM25Retriever(Retriever):
@@ -158,6 +152,7 @@ class BM25Retriever(Retriever):
         self.min_score = min_score
         self._chunks: list[Chunk] = []
         self._bm25: Any = None
+        self._pointers: list[int] = []
         self._indexed = False
         self._mask: ChunkMask | None = None
         self.vocab: dict[str, int] = {}
@@ -198,6 +193,8 @@ class BM25Retriever(Retriever):
             df = np.zeros(0, dtype=np.int64)
             model = None
         self._bm25 = model
+        # each term's posting-list bounds as Python ints: a query reads a few, numpy-free
+        self._pointers: list[int] = model.scores["indptr"].tolist() if model is not None else []
         self.vocab = vocab
         self.n_docs = n
         # the same expression bm25s uses (a float64 mean over token counts)
@@ -230,15 +227,14 @@ class BM25Retriever(Retriever):
         self._require_index()
         if not query_ids or self._bm25 is None:
             return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float32)
-        index = self._bm25.scores
-        indptr = index["indptr"]
-        ids = np.asarray(query_ids, dtype=np.int64)
-        starts, ends = indptr[ids], indptr[ids + 1]
-        if int((ends - starts).sum()) > SPARSE_SHARE * self.n_docs:
+        pointers = self._pointers
+        bounds = [(pointers[t], pointers[t + 1]) for t in query_ids]
+        if sum(e - s for s, e in bounds) > SPARSE_SHARE * self.n_docs:
             full = self._bm25.get_scores_from_ids(list(query_ids))
             positions = np.flatnonzero(full > 0)
             return positions, full[positions]
-        return _merge_postings(index["indices"], index["data"], starts, ends)
+        index = self._bm25.scores
+        return _merge_postings(index["indices"], index["data"], bounds)
 
     def score_text(self, query_ids: Sequence[int], text: str) -> float:
         """The BM25 score of ``text`` as if it were indexed under the frozen statistics."""
