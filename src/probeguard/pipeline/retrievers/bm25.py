@@ -194,7 +194,7 @@ class BM25Retriever(Retriever):
             model = None
         self._bm25 = model
         # each term's posting-list bounds as Python ints: a query reads a few, numpy-free
-        self._pointers: list[int] = model.scores["indptr"].tolist() if model is not None else []
+        self._pointers = model.scores["indptr"].tolist() if model is not None else []
         self.vocab = vocab
         self.n_docs = n
         # the same expression bm25s uses (a float64 mean over token counts)
