@@ -225,3 +225,15 @@ def test_make_embedder_builds_known_names_and_rejects_unknown():
         make_embedder({"name": "word2vec"})
     with pytest.raises(ValueError, match=r"unknown parameter\(s\) 'dims'"):
         make_embedder({"name": "hashing", "dims": 3})
+
+
+def test_minilm_batches_hold_at_most_batch_size_texts_and_max_tokens():
+    from probeguard.models.embedders.minilm import plan_batches
+
+    lengths = np.array([10, 256, 40, 256, 12, 100, 9, 11, 10, 10, 10, 10, 10])
+    batches = plan_batches(lengths, batch_size=8, max_tokens=512)
+    assert sorted(int(i) for b in batches for i in b) == list(range(len(lengths)))
+    for b in batches:
+        assert len(b) <= 8 and (len(b) == 1 or len(b) * lengths[b].max() <= 512)
+    assert [len(b) for b in batches] == [2, 5, 6]  # 2 x 256; 100, 40, 12, 11, 10; the rest
+    assert [len(b) for b in plan_batches(np.array([600, 5]), 8, 512)] == [1, 1]
