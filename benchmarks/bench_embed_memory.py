@@ -12,11 +12,12 @@ Figures (each against a baseline measured in the same run):
   reports of all runs are compared byte for byte (printed).
 * **poisoned ÷ clean call**: the reference pipeline (default config: hybrid retrieval,
   extractive generator) with the MiniLM embedder over the demo corpus, built and warmed;
-  then for each demo golden question a clean ``answer`` and ``--reuse`` poisoned ones, each
-  with the question's own poison document (PoisonedRAG-style, Zou et al. 2024: the question,
-  then three false sentences, ~90 word pieces) in ``Variation.overlay``, as a scan re-runs a
-  poisoned case (repeats, attribution). Mean seconds per call, the first embedding of each
-  poison included. Baseline: the same pipeline with ``cache_size: 0`` (no memo: each poisoned
+  then for each demo golden question ``--reuse`` clean calls and as many poisoned ones, taking
+  turns, each poisoned call with the question's own poison document (PoisonedRAG-style, Zou et
+  al. 2024: the question, then three false sentences, ~90 word pieces) in
+  ``Variation.overlay``, as a scan re-runs a poisoned case (repeats, attribution). Every call
+  asks a new query text (the question plus a call number), so each embeds its query afresh.
+  Mean seconds per call, the first embedding of each poison included. Baseline: the same pipeline with ``cache_size: 0`` (no memo: each poisoned
   call embeds its injected chunks again, as before this change).
 
 Run: ``PYTHONPATH=src .venv/bin/python -m benchmarks.bench_embed_memory
@@ -132,19 +133,19 @@ def bench_poison(reuse: int) -> None:
         pipe.answer("warm up")
         clean, poisoned = [], []
         for q, poison in zip(questions, poisons):
-            t = time.perf_counter()
-            pipe.answer(q)
-            clean.append(time.perf_counter() - t)
-            for _ in range(reuse):
+            for j in range(reuse):  # every call a new query text: none hits the memo
                 t = time.perf_counter()
-                pipe.answer(q, Variation(overlay=(poison,)))
+                pipe.answer(f"{q} (clean {j})")
+                clean.append(time.perf_counter() - t)
+                t = time.perf_counter()
+                pipe.answer(f"{q} (poisoned {j})", Variation(overlay=(poison,)))
                 poisoned.append(time.perf_counter() - t)
         return statistics.fmean(clean), statistics.fmean(poisoned)
 
     base_clean, base_poisoned = mean_calls(0)
     clean, poisoned = mean_calls(None)
     print(
-        f"-- {len(questions)} questions, {reuse} poisoned calls each: ours clean "
+        f"-- {len(questions)} questions, {reuse} clean + {reuse} poisoned calls each: ours clean "
         f"{clean * 1e3:.1f} ms, poisoned {poisoned * 1e3:.1f} ms; no memo clean "
         f"{base_clean * 1e3:.1f} ms, poisoned {base_poisoned * 1e3:.1f} ms",
         flush=True,
