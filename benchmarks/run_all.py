@@ -41,6 +41,7 @@ def plan(quick: bool) -> list[tuple[str, list[str]]]:
         ("bench_embedding", ["--docs", "500", "--rounds", "3" if not quick else "2"]),
         ("bench_runner_http", ["--cases", "1280", "--concurrency", "32"]),
         ("bench_sentences", ["--rounds", "1"]),
+        ("bench_embed_memory", []),
         ("bench_judge_cost", ["--rounds", "1"]),
         *([] if quick else [("bench_ray", [])]),  # two demo scans and a Ray start (~2.5 min)
         ("bench_html_report", ["--cases", "10000", "--rounds", "1" if quick else "3"]),

@@ -29,6 +29,7 @@ from probeguard.engine.stages import (
     render_run,
     score,
 )
+from probeguard.models.embedders.store import use_embedding_cache
 from probeguard.results.run import RunLog
 
 __all__ = ["ScanResult", "scan"]
@@ -69,7 +70,22 @@ def scan(
     ``resume`` reuses the finished cases of an interrupted run in the same directory.
     ``pipeline`` overrides the configured one (for library users with their own object);
     ``inputs`` gives the documents and golden cases directly instead of ``config.corpus``.
+    Embeddings are cached on disk under ``runner.cache_dir / "embeddings"`` (none without a
+    response cache folder).
     """
+    cache_dir = config.runner.cache_dir
+    with use_embedding_cache(Path(cache_dir) / "embeddings" if cache_dir else None):
+        return _scan(config, out_dir, resume, progress, pipeline, inputs)
+
+
+def _scan(
+    config: ScanConfig,
+    out_dir: str | Path,
+    resume: bool,
+    progress: Callable[[int, int], None] | None,
+    pipeline: Pipeline | None,
+    inputs: tuple[Sequence[Document], Sequence[Case]] | None,
+) -> ScanResult:
     started = time.perf_counter()
     out = Path(out_dir)
     check_backend(config, given_pipeline=pipeline is not None)
