@@ -75,6 +75,8 @@ def render_judges(result: JudgesBench) -> str:
         "records, paired cluster bootstrap; above the baseline by a margin the interval shows "
         "when its low end is above 0.",
     ]
+    if "consensus" in s.judge_config:
+        lines += ["", f"Consensus members used: {s.judge_config['consensus']}."]
     for d in result.datasets:
         lines += [
             "",

@@ -17,12 +17,17 @@ Judges (``--judges``):
 - ``nli``: ``NliJudge`` from ``judge.nli``; skipped (with the error) when it cannot judge a
   one-pair probe (no ``sentence-transformers``, or no hub to load the model from).
 - ``consensus``: ``judge.consensus`` when configured, else a majority of the available
-  judges among offline, llm and nli; skipped when fewer than two are available.
+  judges among offline, llm and nli — and, when fewer than two of those are available, of
+  offline and smollm2 (the offline fallback; the row's description names the members used).
+  Skipped when fewer than two members are available. A consensus with smollm2 among its
+  members judges as the smollm2 row does: the contexts joined into one passage, at most
+  ``smollm2_limit`` records.
 - ``smollm2``: the LLM judge's yes/no style (``LlmJudge(style="yesno")``,
-  ``detectors.yesno``) answered by SmolLM2-135M-Instruct through llama.cpp instead of HTTP:
-  one call per factual claim over the record's contexts joined into one passage, cut to
-  ``SMOLLM2_EVIDENCE_WORDS`` words (the sentences sharing most words with the claim), scored
-  P(yes)/(P(yes)+P(no)) from the next-token probabilities (n_ctx 2048; one decoding thread).
+  ``detectors.yesno``) answered by SmolLM2-135M-Instruct through llama.cpp instead of HTTP
+  (``detectors.local_judge.smollm2_judge`` from ``judge.smollm2``): one call per factual
+  claim over the record's contexts joined into one passage, cut to ``evidence_words`` (128)
+  words (the sentences sharing most words with the claim), scored P(yes)/(P(yes)+P(no)) from
+  the next-token probabilities (n_ctx 2048; one decoding thread).
   ``SmolJudge(generator, style="json")`` keeps the JSON prompt (pair mode, one format retry).
   Skipped without cyllama or the weights.
 
@@ -32,13 +37,11 @@ words| / |content words of the claim| (``nlp.text.content_words``; NaN when the 
 
 from __future__ import annotations
 
-import asyncio
 import importlib.util
 import math
 import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, cast
 
 from probeguard.core.errors import ProbeGuardError
 from probeguard.core.pipeline import Context
@@ -47,17 +50,12 @@ from probeguard.detectors.config import JudgeConfig, LlmJudgeConfig
 from probeguard.detectors.grading import word_overlap
 from probeguard.detectors.judges import Consensus, Judge, judge_claims
 from probeguard.detectors.llm_judge import LlmJudge
+from probeguard.detectors.local_judge import SmolJudge, smollm2_judge
 from probeguard.detectors.nli_judge import NliJudge
 from probeguard.detectors.offline_judge import OfflineJudge
-from probeguard.detectors.yesno import YESNO_MAX_TOKENS
 from probeguard.engine.bench.judges_data import LabelledClaim
 from probeguard.metrics.graded import support_score
 from probeguard.metrics.judged import faithfulness
-from probeguard.models.generators.base import Generation, Generator
-from probeguard.models.generators.llama_cpp import LlamaCppGenerator
-from probeguard.models.generators.llama_cpp_logits import AnswerProbabilities
-from probeguard.models.generators.openai_compat import OpenAICompatibleGenerator
-from probeguard.models.prompts import PromptTemplate
 
 __all__ = [
     "BASELINE",
@@ -73,9 +71,9 @@ __all__ = [
 
 JUDGE_NAMES = ("offline", "smollm2", "llm", "consensus", "nli")
 BASELINE = "token_overlap"
-SMOLLM2_SETTINGS: dict[str, Any] = {"max_tokens": YESNO_MAX_TOKENS, "n_ctx": 2048, "threads": 1}
-SMOLLM2_EVIDENCE_WORDS = 128
-"""SmolLM2's evidence budget per call: its prompt processing, not decoding, sets the cost."""
+CONSENSUS_MEMBERS = ("offline", "llm", "nli")
+"""The default consensus's members; ``CONSENSUS_FALLBACK`` when fewer than two are available."""
+CONSENSUS_FALLBACK = ("offline", "smollm2")
 NAN = math.nan
 _DEFAULT_LLM_URL = LlmJudgeConfig().base_url
 Scored = float | tuple[float, bool]
@@ -116,74 +114,6 @@ def judged(judge: Judge, record: LabelledClaim, *, one_passage: bool = False) ->
     return support_score(judgment), faithfulness(judgment).value == 1.0
 
 
-class _AsyncChat:
-    """An async face (``agenerate``/``aclose``/``config``) on a thread-safe generator, as
-    ``LlmJudge`` calls its HTTP client."""
-
-    def __init__(self, generator: Generator) -> None:
-        self.generator = generator
-
-    async def agenerate(
-        self, question: str, contexts: Sequence[Context], prompt: PromptTemplate
-    ) -> Generation:
-        return await asyncio.to_thread(self.generator.generate, question, contexts, prompt)
-
-    async def aclose(self) -> None:
-        return None
-
-    def config(self) -> dict[str, Any]:
-        return self.generator.config()
-
-
-class _AsyncScorer(_AsyncChat):
-    """``_AsyncChat`` plus next-token answer probabilities (``detectors.yesno.AnswerScorer``)
-    for a llama.cpp generator."""
-
-    generator: LlamaCppGenerator
-
-    async def aanswer_probabilities(
-        self,
-        question: str,
-        contexts: Sequence[Context],
-        prompt: PromptTemplate,
-        answers: Sequence[str],
-    ) -> AnswerProbabilities:
-        return await asyncio.to_thread(
-            self.generator.answer_probabilities, question, contexts, prompt, answers
-        )
-
-
-class SmolJudge(LlmJudge):
-    """``LlmJudge`` answered by a local generator: yes/no style by default (scored by
-    next-token probabilities when the generator is llama.cpp, else by the first word), or
-    ``style="json"`` (pair mode, one format retry)."""
-
-    name = "smollm2"
-
-    def __init__(
-        self,
-        generator: Generator,
-        *,
-        style: Literal["json", "yesno"] = "yesno",
-        evidence_words: int = SMOLLM2_EVIDENCE_WORDS,
-    ) -> None:
-        super().__init__(
-            base_url="http://127.0.0.1/unused",
-            api_key_env=None,
-            mode="pair",
-            style=style,
-            evidence_words=evidence_words,
-            format_retries=1,
-        )
-        # Same calls as the HTTP client (agenerate, aclose, config); no HTTP is made.
-        face = (
-            _AsyncScorer(generator)
-            if isinstance(generator, LlamaCppGenerator)
-            else _AsyncChat(generator)
-        )
-        self.generator = cast(OpenAICompatibleGenerator, face)
-
-
 def _scorer(judge: Judge, one_passage: bool) -> Callable[[LabelledClaim], Scored]:
     return lambda record: judged(judge, record, one_passage=one_passage)
 
@@ -209,11 +139,11 @@ def _try_nli(config: JudgeConfig) -> tuple[Judge | None, str | None]:
     return judge, None
 
 
-def _try_smollm2() -> tuple[Judge | None, str | None]:
+def _try_smollm2(config: JudgeConfig) -> tuple[Judge | None, str | None]:
     if importlib.util.find_spec("cyllama") is None:
         return None, 'cyllama is not installed (pip install "probeguard[llm]")'
     try:
-        return SmolJudge(LlamaCppGenerator(**SMOLLM2_SETTINGS)), None
+        return smollm2_judge(config.smollm2), None
     except (ProbeGuardError, OSError, ValueError) as exc:
         return None, str(exc)
 
@@ -225,7 +155,7 @@ def _available(
     skipped: dict[str, str] = {}
     wanted = set(names)
     if "consensus" in wanted:
-        wanted |= set(config.consensus.judges) if config.consensus else {"offline", "llm", "nli"}
+        wanted |= set(config.consensus.judges if config.consensus else CONSENSUS_MEMBERS)
     if "offline" in wanted:
         built["offline"] = OfflineJudge(**config.offline.model_dump())
     if "llm" in wanted:
@@ -240,8 +170,11 @@ def _available(
             built["nli"] = nli
         else:
             skipped["nli"] = why or "unavailable"
+    if "consensus" in names and not config.consensus:
+        if sum(m in built for m in CONSENSUS_MEMBERS) < 2:
+            wanted |= set(CONSENSUS_FALLBACK)
     if "smollm2" in wanted:
-        smol, why = _try_smollm2()
+        smol, why = _try_smollm2(config)
         if smol is not None:
             built["smollm2"] = smol
         else:
@@ -249,8 +182,18 @@ def _available(
     return built, skipped
 
 
+def _members(config: JudgeConfig, built: Mapping[str, Judge]) -> list[str]:
+    """The consensus's members as configured, else ``CONSENSUS_MEMBERS``, else (fewer than two
+    of those available) ``CONSENSUS_FALLBACK`` (module doc)."""
+    if config.consensus:
+        return list(config.consensus.judges)
+    if sum(m in built for m in CONSENSUS_MEMBERS) >= 2:
+        return list(CONSENSUS_MEMBERS)
+    return list(CONSENSUS_FALLBACK)
+
+
 def _consensus(config: JudgeConfig, built: Mapping[str, Judge]) -> tuple[Judge | None, str | None]:
-    members = list(config.consensus.judges) if config.consensus else ["offline", "llm", "nli"]
+    members = _members(config, built)
     rule = config.consensus.rule if config.consensus else "majority"
     have = [m for m in members if m in built]
     if len(have) < 2:
@@ -259,6 +202,12 @@ def _consensus(config: JudgeConfig, built: Mapping[str, Judge]) -> tuple[Judge |
             f"(available: {', '.join(have) or 'none'})"
         )
     return Consensus([built[m] for m in have], rule), None
+
+
+def _local(judge: Judge) -> bool:
+    """Whether ``judge`` is SmolLM2 or a consensus with it (one passage, ``smollm2_limit``)."""
+    members = judge.judges if isinstance(judge, Consensus) else [judge]
+    return any(isinstance(m, SmolJudge) for m in members)
 
 
 def build_specs(
@@ -297,7 +246,7 @@ def build_specs(
             judge = built[name]
         else:
             continue
-        one = name == "smollm2"
+        one = _local(judge)
         specs.append(
             JudgeSpec(
                 name,
