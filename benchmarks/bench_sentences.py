@@ -23,7 +23,15 @@ medians over rounds:
   machine the wall time of a scan moves with the other processes' load far more than the
   memo moves it.
 
-Run: ``PYTHONPATH=src .venv/bin/python -m benchmarks.bench_sentences [--rounds 1]``
+A judge-heavy path (``--judge-log RUN_JSONL``, the ``run.jsonl`` of a demo scan): every
+answered case of that log scored once by the offline eval path (``engine.evaluate.
+score_record`` with the default judges: its answer, its retrieved chunks as contexts, its
+first expected answer as ground truth), memo vs no memo, each variant in its own process
+with the memo empty at the start. Figures: splitting calls and syntok runs, and the CPU
+seconds of the scoring, ours vs the baseline.
+
+Run: ``PYTHONPATH=src .venv/bin/python -m benchmarks.bench_sentences [--rounds 1]
+[--judge-log runs/demo/run.jsonl] [--skip-scan]``
 (~1.5 minutes a round on 2 shared cores: two demo scans).
 """
 
@@ -95,13 +103,60 @@ def run_variant(variant: str) -> dict[str, Any]:
     }
 
 
-def _spawn(variant: str) -> dict[str, Any]:
+def run_judge_variant(variant: str, log_path: str) -> dict[str, Any]:
+    """The offline eval path over a demo run's answered cases, the splitter counted."""
+    from probeguard.config.models import ScanConfig
+    from probeguard.dataset.eval_records import EvalRecord
+    from probeguard.detectors.factory import build_judges
+    from probeguard.engine.evaluate import score_record
+    from probeguard.log.writer import read_run_jsonl
+
+    _, cases = read_run_jsonl(log_path)
+    records = [
+        EvalRecord(
+            id=c.case.id,
+            input=c.case.question,
+            answer=c.output.answer,
+            ground_truth=next(iter(c.case.expected.answers), None),
+            retrieval_context=tuple(chunk.text for chunk in c.output.retrieved),
+        )
+        for c in cases
+        if c.output is not None
+    ]
+    judges = build_judges(ScanConfig().judge)
+    text_module._segment("Warm up. Imports syntok.")
+    text_module._segment_memo.cache_clear()
+    counter = _CountingSplitter(variant == "memo")
+    text_module._spans = counter  # type: ignore[assignment]
+    start = time.process_time()
+    for record in records:
+        score_record(record, None, judges)
+    cpu = time.process_time() - start
+    info = text_module._segment_memo.cache_info()
+    return {
+        "variant": variant,
+        "records": len(records),
+        "calls": counter.calls,
+        "segmented": info.misses + counter.long_texts if variant == "memo" else counter.calls,
+        "split_cpu_seconds": counter.seconds,
+        "judge_cpu_seconds": cpu,
+    }
+
+
+def _spawn(variant: str, judge_log: str | None = None) -> dict[str, Any]:
     env = dict(os.environ)
     root = Path(__file__).resolve().parent.parent
     parts = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
     env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys([str(root / "src"), str(root), *parts]))
     done = subprocess.run(
-        [sys.executable, "-m", "benchmarks.bench_sentences", "--variant", variant],
+        [
+            sys.executable,
+            "-m",
+            "benchmarks.bench_sentences",
+            "--variant",
+            variant,
+            *(["--judge-log", judge_log] if judge_log else []),
+        ],
         cwd=root,
         env=env,
         capture_output=True,
@@ -109,6 +164,34 @@ def _spawn(variant: str) -> dict[str, Any]:
         check=True,
     )
     return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def run_judge(log_path: str, rounds: int) -> None:
+    """The judge-heavy path, memo vs no memo, ``rounds`` processes each, taking turns."""
+    results: dict[str, list[dict[str, Any]]] = {v: [] for v in VARIANTS}
+    for r in range(rounds):
+        for variant in VARIANTS if r % 2 == 0 else VARIANTS[::-1]:
+            results[variant].append(_spawn(variant, log_path))
+
+    def median(variant: str, key: str) -> float:
+        return statistics.median(x[key] for x in results[variant])
+
+    print(
+        f"offline eval path over {median('memo', 'records'):,.0f} demo answers ({rounds} "
+        f"round(s), median): {median('memo', 'calls'):,.0f} splitting calls; syntok runs "
+        f"{median('memo', 'segmented'):,.0f} with the memo, "
+        f"{median('no memo', 'segmented'):,.0f} without",
+        flush=True,
+    )
+    for key, what in (("split_cpu_seconds", "sentence splitting"), ("judge_cpu_seconds", "all")):
+        report(
+            f"offline eval path over the demo's answers (CPU, {what}), memo",
+            median("memo", key),
+            "s",
+            "no memo",
+            median("no memo", key),
+            higher_is_better=False,
+        )
 
 
 def run(rounds: int = 1) -> None:
@@ -159,11 +242,21 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--rounds", type=int, default=1, help="scans per variant (median)")
     parser.add_argument("--variant", choices=VARIANTS, help=argparse.SUPPRESS)
+    parser.add_argument("--judge-log", help="run.jsonl of a demo scan: also time the judges")
+    parser.add_argument("--skip-scan", action="store_true", help="only the judge-heavy path")
     args = parser.parse_args(argv)
     if args.variant:
-        print(json.dumps(run_variant(args.variant)), flush=True)
+        figures = (
+            run_judge_variant(args.variant, args.judge_log)
+            if args.judge_log
+            else run_variant(args.variant)
+        )
+        print(json.dumps(figures), flush=True)
         return 0
-    run(args.rounds)
+    if not args.skip_scan:
+        run(args.rounds)
+    if args.judge_log:
+        run_judge(args.judge_log, args.rounds)
     return 0
 
 

@@ -33,6 +33,7 @@ def plan(quick: bool) -> list[tuple[str, list[str]]]:
     sizes = "10000" if quick else "10000,100000"
     return [
         ("bench_retrieval", ["--sizes", sizes]),
+        ("bench_bm25_topk", ["--sizes", "10000" if quick else "100000,1000000"]),
         (
             "bench_overlay",
             ["--sizes", sizes, "--agree-queries", "50", "--agree-queries-large", "10"],
@@ -40,7 +41,10 @@ def plan(quick: bool) -> list[tuple[str, list[str]]]:
         ("bench_embedding", ["--docs", "500", "--rounds", "3" if not quick else "2"]),
         ("bench_runner_http", ["--cases", "1280", "--concurrency", "32"]),
         ("bench_sentences", ["--rounds", "1"]),
+        ("bench_embed_memory", []),
         ("bench_judge_cost", ["--rounds", "1"]),
+        *([] if quick else [("bench_ray", [])]),  # two demo scans and a Ray start (~2.5 min)
+        ("bench_html_report", ["--cases", "10000", "--rounds", "1" if quick else "3"]),
     ]
 
 

@@ -61,7 +61,9 @@ def test_scan_writes_attribution_to_run_json_and_report(tmp_path):
     # re-runs are not part of the run log's records
     assert not any(r["case"]["id"].startswith("attribution:") for r in data["records"])
     report = result.report_path.read_text()
-    assert "## Causes" in report and "### Top fixes" in report
+    assert "## Causes" in report and "### Causes per probe" in report
+    causes = report[report.index("## Causes") :]
+    assert summary["top_fixes"][0]["title"] not in causes  # the lead lists it; Causes does not
     assert RunLog.model_validate_json(result.run_path.read_text()).attribution
 
 

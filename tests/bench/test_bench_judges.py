@@ -24,7 +24,7 @@ from probeguard.cli.main import cli
 from probeguard.core.artifacts import artifact_json
 from probeguard.core.errors import InputError
 from probeguard.detectors.config import JudgeConfig, LlmJudgeConfig
-from probeguard.engine.bench.judges import measure, run_judges
+from probeguard.engine.bench.judges import measure, paired, render_table, run_judges
 from probeguard.engine.bench.judges_data import (
     BEGIN_COLUMNS,
     LabelledClaim,
@@ -232,6 +232,26 @@ def test_measure_uses_the_dev_threshold_on_test():
     assert called.balanced_accuracy_as_judged.value == 1.0
 
 
+def test_paired_difference_against_the_baseline():
+    def rec(i: int, label: bool) -> LabelledClaim:
+        return LabelledClaim(f"r{i}", "d", "c", ("x",), label, cluster=f"r{i}")
+
+    recs = [rec(i, i % 2 == 0) for i in range(40)]
+    dev = [(r, 0.9 if r.label else 0.1) for r in recs[:20]]
+    judge_test = [(r, 0.9 if r.label else 0.1) for r in recs[20:]]  # always right
+    base_test = [(r, 0.9 if i % 4 < 2 else 0.1) for i, r in enumerate(recs[20:])]  # half right
+    rng = np.random.default_rng(0)
+    row = measure("j", "judge", "d", dev, judge_test, rng=rng, resamples=50)
+    base = measure("b", "baseline", "d", dev, base_test, rng=rng, resamples=50)
+    out = paired(row, base, judge_test, base_test, rng=np.random.default_rng(1), resamples=200)
+    ba, area = out.balanced_accuracy_vs_baseline, out.auroc_vs_baseline
+    assert ba is not None and area is not None
+    assert ba.value == pytest.approx(1.0 - 0.5) and ba.low > 0.0  # beaten by a shown margin
+    assert area.value == pytest.approx(1.0 - 0.5) and area.n == 20
+    same = paired(row, row, judge_test, judge_test, rng=np.random.default_rng(1), resamples=50)
+    assert same.auroc_vs_baseline is not None and same.auroc_vs_baseline.high == 0.0
+
+
 # -- end to end ------------------------------------------------------------------------------
 def _timeless(result: JudgesBench) -> dict[str, Any]:
     data = artifact_json(result)
@@ -240,9 +260,12 @@ def _timeless(result: JudgesBench) -> dict[str, Any]:
     return data
 
 
-def test_offline_end_to_end_is_deterministic_and_lists_skips(data: Path):
-    a = run_judges(data, judges=["offline", "llm", "nli", "consensus"], resamples=50, environ={})
-    b = run_judges(data, judges=["offline", "llm", "nli", "consensus"], resamples=50, environ={})
+def test_offline_end_to_end_is_deterministic_and_lists_skips(data: Path, tmp_path: Path):
+    # No SmolLM2 weights at this path: the consensus's offline fallback cannot form either.
+    config = JudgeConfig.model_validate({"smollm2": {"model_path": str(tmp_path / "none.gguf")}})
+    names = ["offline", "llm", "nli", "consensus"]
+    a = run_judges(data, judges=names, resamples=50, environ={}, config=config)
+    b = run_judges(data, judges=names, resamples=50, environ={}, config=config)
     assert _timeless(a) == _timeless(b)  # the same but for wall seconds
     assert {(r.dataset, r.judge) for r in a.rows} == {
         (d, j) for d in ("wice", "begin", "halueval") for j in ("token_overlap", "offline")
@@ -250,7 +273,10 @@ def test_offline_end_to_end_is_deterministic_and_lists_skips(data: Path):
     skipped = {s.name: s.reason for s in a.skipped_judges}
     assert "PROBEGUARD_JUDGE__LLM__BASE_URL" in skipped["llm"]
     assert "nli" in skipped and "available: offline" in skipped["consensus"]
+    assert "among offline, smollm2" in skipped["consensus"]  # the fallback was tried
     halu = next(r for r in a.rows if r.dataset == "halueval" and r.judge == "offline")
+    assert halu.auroc_vs_baseline is not None  # paired with the baseline, which has none
+    assert all(r.auroc_vs_baseline is None for r in a.rows if r.kind == "baseline")
     assert halu.balanced_accuracy.value == 1.0  # right answers verbatim, wrong ones absent
     assert JudgesBench.model_validate(json.loads(json.dumps(artifact_json(a)))) == a
 
@@ -354,6 +380,38 @@ def test_smollm2_is_skipped_with_a_reason_or_listed(data: Path):
     assert ("smollm2" in skipped) != any(s.name == "smollm2" for s in specs)
 
 
+def _weights(tmp_path: Path) -> dict[str, Any]:
+    """A ``judge.smollm2`` section over a stand-in GGUF file: the judge is built (its model loads
+    on first use only), so composition is tested without running the model."""
+    pytest.importorskip("cyllama")
+    model = tmp_path / "stand-in.gguf"
+    model.write_bytes(b"GGUF")
+    return {"model_path": str(model)}
+
+
+def test_consensus_falls_back_to_offline_and_smollm2(tmp_path: Path):
+    config = JudgeConfig.model_validate({"smollm2": _weights(tmp_path)})
+    specs, skipped = build_specs(["consensus"], config, smollm2_limit=3, environ={})
+    (row,) = [s for s in specs if s.name == "consensus"]
+    # Regression (issue 12): without an endpoint or NLI the consensus row was always skipped.
+    assert skipped == {} and row.describe.startswith("majority(offline,smollm2) ")
+    assert row.limit == 3  # judged as the smollm2 row is: one passage, its record cap
+
+
+def test_configured_consensus_keeps_its_members(tmp_path: Path):
+    config = JudgeConfig.model_validate(
+        {
+            "smollm2": _weights(tmp_path),
+            "consensus": {"judges": ["offline", "nli"], "rule": "unanimous"},
+        }
+    )
+    specs, skipped = build_specs(["consensus"], config, smollm2_limit=3, environ={})
+    if "consensus" in skipped:  # no sentence-transformers here: no fallback to smollm2 either
+        assert "among offline, nli" in skipped["consensus"]
+    else:
+        assert "smollm2" not in specs[-1].describe and specs[-1].limit is None
+
+
 # -- real data ------------------------------------------------------------------------------------
 def test_cli_on_a_seeded_slice_of_the_shared_data(shared_data: Path, tmp_path: Path):
     out = tmp_path / "bench"
@@ -373,4 +431,31 @@ def test_smollm2_on_a_slice_of_halueval(shared_data: Path, tmp_path: Path):
     result = run_judges(tmp_path, judges=["smollm2"], smollm2_limit=2, resamples=20, environ={})
     (row,) = [r for r in result.rows if r.judge == "smollm2"]
     assert (row.dataset, row.dev, row.test) == ("halueval", 2, 2) and row.seconds > 0
+    # Regression (issue 12): the JSON prompt left every SmolLM2 record unscored.
+    assert row.unscored_test == 0 and not math.isnan(row.auroc.value)
     assert [s.name for s in result.skipped_datasets] == ["wice", "begin"]
+
+
+def test_measure_takes_the_one_se_plateau_midpoint_not_the_noisy_argmax():
+    def rec(i: int, label: bool) -> LabelledClaim:
+        return LabelledClaim(f"r{i}", "d", "c", ("x",), label, cluster=f"r{i}")
+
+    pos, neg = [0.4, 0.6, 0.7, 0.8, 0.9], [0.1, 0.2, 0.3, 0.5, 0.65]
+    dev = [(rec(i, True), s) for i, s in enumerate(pos)]
+    dev += [(rec(10 + i, False), s) for i, s in enumerate(neg)]
+    test = [(rec(20, True), 0.6), (rec(21, False), 0.5)]
+    row = measure("j", "judge", "d", dev, test, rng=np.random.default_rng(0), resamples=50)
+    # the argmax (0.7) would miss the positive 0.6; the plateau midpoint 0.55 calls both right
+    assert row.threshold == pytest.approx(0.55)
+    assert row.balanced_accuracy.value == 1.0
+
+
+@needs_smollm2
+def test_consensus_of_offline_and_smollm2_on_a_slice_of_halueval(shared_data: Path, tmp_path: Path):
+    (tmp_path / "halueval").symlink_to(shared_data / "halueval")
+    result = run_judges(tmp_path, judges=["consensus"], smollm2_limit=2, resamples=20, environ={})
+    (row,) = [r for r in result.rows if r.judge == "consensus"]
+    # A cell the two members label differently has no majority of two: unscored, not 0.
+    assert (row.dev, row.test) == (2, 2) and row.seconds > 0 and row.unscored_test <= 2
+    assert result.settings.judge_config["consensus"].startswith("majority(offline,smollm2) ")
+    assert "Consensus members used: majority(offline,smollm2)" in render_table(result)

@@ -164,3 +164,4 @@ def test_cli_slice_of_the_real_file(shared_data, tmp_path):
     assert isinstance(saved, SquadBench) and saved.corpus_docs == 240
     assert [r.questions for r in saved.rows] == [12, 12]
     assert "| extractive | oracle |" in (out / "bench.md").read_text()
+    assert "<td>extractive</td><td>oracle</td>" in (out / "bench.html").read_text()

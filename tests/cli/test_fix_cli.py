@@ -66,6 +66,7 @@ def test_rerun_is_byte_identical_and_fail_on_unverified_exits_1(run_dir, two_run
     assert "fixes not verified" in second.output and "custom" in second.output
     again = run_dir.parent / "again"
     assert (again / "fix.md").read_bytes() == (run_dir / "fix" / "fix.md").read_bytes()
+    assert (again / "fix.html").read_bytes() == (run_dir / "fix" / "fix.html").read_bytes()
     assert (again / "fix.json").read_bytes() == (run_dir / "fix" / "fix.json").read_bytes()
 
 

@@ -44,6 +44,9 @@ def test_sweep_writes_one_run_per_backend_and_the_comparison(tmp_path: Path) -> 
     assert "# ProbeGuard backend comparison" in md and "Gate: min_score 0.5" in md
     assert "| metric | bm25 | hybrid |" in md
     assert str(out / "comparison.md") in result.output
+    page = (out / "comparison.html").read_text()
+    assert '<section id="backends" class="plot">' in page
+    assert '<section id="gate-bm25" class="plot">' in page and "configured gate 0.5" in page
 
 
 def test_unknown_backend_is_a_clear_error(tmp_path: Path) -> None:

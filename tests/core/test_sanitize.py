@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from probeguard.core.sanitize import CONTROL_CHARS, visible_controls
+from probeguard.core.sanitize import CONTROL_CHARS, one_line, visible_controls
 
 
 @pytest.mark.parametrize(
@@ -34,3 +34,14 @@ def test_tab_newline_and_windows_line_ends_are_kept_as_text():
 def test_no_control_character_survives(text):
     out = visible_controls(text)
     assert not CONTROL_CHARS.search(out) and "\r" not in out
+
+
+def test_one_line_escapes_everything_a_terminal_acts_on():
+    assert one_line("doc\x1bc\nnext\u2028x\ty") == "doc\\x1bc\\nnext\\u2028x\\ty"
+    assert one_line("plain text, ünïcode") == "plain text, ünïcode"
+
+
+@given(st.text())
+def test_one_line_is_one_printable_line(text):
+    out = one_line(text)
+    assert all(c.isprintable() or c == " " for c in out)

@@ -540,6 +540,36 @@ def test_llm_fingerprint_holds_name_prompt_version_and_model():
     )
 
 
+def test_llm_judge_yesno_style_reads_the_first_word_over_http(server: Server):
+    # No logprobs over HTTP: "Yes"/"No" decide, anything else stays unscored (never 0 or 1).
+    answers = iter(["Yes.", "no", "I cannot tell"])
+    server.replies = [lambda body: next(answers)]
+    j = judge_for(server, style="yesno", concurrency=1).judge(
+        ["You have 30 days to return items.", "You have 45 days.", "Shipping is free."], [REFUND]
+    )
+    assert j.labels() == [[S], [U], [X]]
+    assert [j.verdicts[i][0].support for i in (0, 1)] == [1.0, 0.0]
+    assert "I cannot tell" in j.verdicts[2][0].reason and math.isnan(j.verdicts[2][0].score)
+    body = server.bodies[0]
+    assert body["max_tokens"] == 3 and len(server.bodies) == 3
+    assert "Answer yes or no." in body["messages"][1]["content"]
+    assert "Claim: You have 30 days to return items." in body["messages"][1]["content"]
+    server.bodies.clear()
+    server.replies = [lambda body: "Yes" if "30 days" in body["messages"][1]["content"] else "No"]
+    rel = judge_for(server, style="yesno").relevance("How long?", ["Returns: 30 days.", "Hi."])
+    assert [r.relevant for r in rel] == [True, False] and len(server.bodies) == 2
+
+
+def test_consensus_composes_with_a_yesno_llm_judge(server: Server):
+    server.replies = [lambda body: "Yes"]
+    both = Consensus([OFFLINE, judge_for(server, style="yesno")], "unanimous")
+    j = both.judge(
+        ["Customers may return items within 30 days of delivery.", "We ship to Peru."], [REFUND]
+    )
+    assert j.labels() == [[S], [X]]  # agree: supported; disagree: unscored under unanimity
+    assert [p.judge for p in j.parts] == ["offline", "llm"]
+
+
 def test_parse_reply_is_strict():
     ok = parse_reply('{"verdicts": [{"passage": 1, "label": "supported"}]}', ClaimReply, 1)
     assert ok.verdicts[0].label == "supported"  # type: ignore[attr-defined]

@@ -43,6 +43,9 @@ def test_a_planted_regression_fails_naming_the_probe_p_value_and_cases(tmp_path:
     assert art.changes[0].candidate["reason"] == "canary in the answer"
     md = (tmp_path / "out" / "compare.md").read_text(encoding="utf-8")
     assert "FAIL (exit 1)" in md and "prompt\\_hijack:q07" in md
+    page = (tmp_path / "out" / "compare.html").read_text(encoding="utf-8")
+    assert '<p id="verdict" class="verdict fail">FAIL: 1 of ' in page
+    assert '<section id="slices" class="plot">' in page and "<h3>prompt_hijack:q07 (" in page
 
 
 def test_an_identical_candidate_passes_with_no_discordant_pair(tmp_path: Path) -> None:
@@ -197,7 +200,7 @@ def test_compare_json_round_trips_and_is_deterministic(tmp_path: Path) -> None:
     base, cand = hijack_runs(tmp_path, new_failures=8)
     compare(base, cand, tmp_path / "one")
     compare(base, cand, tmp_path / "two")
-    for name in ("compare.json", "compare.md", "junit.xml"):
+    for name in ("compare.json", "compare.md", "compare.html", "junit.xml"):
         assert (tmp_path / "one" / name).read_bytes() == (tmp_path / "two" / name).read_bytes()
     data = json.loads((tmp_path / "one" / "compare.json").read_text(encoding="utf-8"))
     art = CompareArtifact.model_validate(data)

@@ -62,9 +62,9 @@ def test_spread_support_keeps_the_value_checks():
     assert wrong.claim_labels() != ["supported"]
 
 
-def test_support_score_grades_unsupported_claims_and_keeps_one_for_supported():
+def test_rule_grades_unsupported_claims_and_keeps_one_for_supported():
     chunk = Context("c", "The museum opened in 1901 in the old customs house by the river.")
-    judge = OfflineJudge()
+    judge = OfflineJudge(graded=False)  # the rule grade (version 5), the fit's input
     full = judge.judge(["The museum opened in 1901."], [chunk])
     near = judge.judge(["The museum opened in the old customs house of Oslo."], [chunk])
     far = judge.judge(["Penguins migrate south every winter."], [chunk])
@@ -74,6 +74,20 @@ def test_support_score_grades_unsupported_claims_and_keeps_one_for_supported():
     partial = judge.judge(["The museum opened in the old warehouse."], [chunk])
     assert partial.claim_labels() == ["supported"]
     assert 0.9 <= support_score(partial) < support_score(full)
+
+
+def test_graded_support_keeps_the_rule_order():
+    chunk = Context("c", "The museum opened in 1901 in the old customs house by the river.")
+    judge = OfflineJudge()
+    claims = [
+        "The museum opened in 1901.",
+        "The museum opened in the old warehouse.",
+        "The museum opened in the old customs house of Oslo.",
+        "Penguins migrate south every winter.",
+    ]
+    graded = [support_score(judge.judge([c], [chunk])) for c in claims]
+    assert graded == sorted(graded, reverse=True) and len(set(graded)) == 4
+    assert 0.0 < graded[-1] and graded[0] < 1.0  # a probability-like grade, never 0 or 1
 
 
 def test_support_score_without_graded_cells_follows_the_labels():

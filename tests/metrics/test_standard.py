@@ -12,6 +12,7 @@ from probeguard.core.pipeline import Context
 from probeguard.detectors.config import JudgeConfig
 from probeguard.detectors.factory import build_judges
 from probeguard.detectors.judges import Consensus, PositionSwap
+from probeguard.detectors.local_judge import SmolJudge
 from probeguard.detectors.offline_judge import OfflineJudge
 from probeguard.metrics.config import Thresholds
 from probeguard.metrics.standard import METRICS, score_standard
@@ -138,6 +139,32 @@ def test_thresholds_pass_fail_and_unscored():
     for bad in ("faithfulness", "faithfulness=2", "nope=0.5", "faithfulness=high"):
         with pytest.raises(ValueError):
             parse_threshold(bad)
+
+
+def test_smollm2_is_a_judge_and_a_consensus_member(tmp_path):
+    pytest.importorskip("cyllama")
+    model = tmp_path / "stand-in.gguf"
+    model.write_bytes(b"GGUF")  # the model loads on first use only: nothing is run here
+    config = JudgeConfig.model_validate(
+        {
+            "consensus": {"judges": ["offline", "smollm2"]},
+            "smollm2": {"model_path": str(model), "evidence_words": 64},
+        }
+    )
+    judges = build_judges(config)
+    assert (
+        isinstance(judges.claims, Consensus) and judges.claims.name == "majority(offline,smollm2)"
+    )
+    smol = judges.claims.judges[1]
+    assert isinstance(smol, SmolJudge) and smol.evidence_words == 64
+    assert judges.offline_relevance  # a yes/no judge cannot decide relevance
+    alone = build_judges(
+        JudgeConfig.model_validate({"name": "smollm2", "smollm2": {"model_path": str(model)}})
+    )
+    assert isinstance(alone.claims, SmolJudge)
+    for bad in ({"smollm2": {"evidence_words": 8}}, {"consensus": {"judges": ["offline", "smol"]}}):
+        with pytest.raises(ValueError):
+            JudgeConfig.model_validate(bad)
 
 
 def test_judges_from_config_swap_and_consensus():

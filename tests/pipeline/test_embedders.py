@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from probeguard.core.errors import MissingExtraError
+from probeguard.models.embedders.cached import CachedEmbedder
 from probeguard.models.embedders.factory import make_embedder
 from probeguard.models.embedders.hashing import HashingTfidfEmbedder
 from probeguard.models.embedders.sentence_transformers import SentenceTransformerEmbedder
@@ -142,6 +143,7 @@ def test_minilm_paraphrases_are_closer_than_unrelated(minilm):
 
 @needs_minilm
 def test_minilm_batch_order_and_cache_do_not_change_vectors(minilm):
+    from probeguard.models.embedders.cached import CachedEmbedder
     from probeguard.models.embedders.minilm import MiniLMOnnxEmbedder
 
     texts = [
@@ -150,26 +152,26 @@ def test_minilm_batch_order_and_cache_do_not_change_vectors(minilm):
         "medium length text here",
         "short",
     ]
-    fresh = MiniLMOnnxEmbedder(threads=1, cache_size=0, batch_size=2)
+    fresh = MiniLMOnnxEmbedder(threads=1, batch_size=2)
     a = fresh.embed(texts)
     b = np.stack([fresh.embed([t])[0] for t in texts])
     assert np.array_equal(a, b)  # padding and batch composition leave rows unchanged
     assert np.array_equal(a[0], a[3])
-    before = len(minilm._cache)
-    c = minilm.embed(texts)
-    assert len(minilm._cache) == before + 3  # the duplicate is embedded once
-    assert np.array_equal(c, a) and np.array_equal(minilm.embed(texts[::-1]), a[::-1])
+    cached = CachedEmbedder(minilm)
+    c = cached.embed(texts)
+    assert len(cached._memo) == 3  # the duplicate is embedded once
+    assert np.array_equal(c, a) and np.array_equal(cached.embed(texts[::-1]), a[::-1])
 
 
 @needs_minilm
 def test_minilm_truncates_to_max_length():
     from probeguard.models.embedders.minilm import MiniLMOnnxEmbedder
 
-    e = MiniLMOnnxEmbedder(max_length=16, threads=1, cache_size=0)
+    e = MiniLMOnnxEmbedder(max_length=16, threads=1)
     head = " ".join(["river"] * 20)  # 20 word pieces, more than 16
     x = e.embed([head + " fourteen fifteen sixteen", head + " apples pears plums cherries"])
     assert np.array_equal(x[0], x[1])  # both cut at 16 word pieces ([CLS] ... [SEP])
-    wide = MiniLMOnnxEmbedder(max_length=64, threads=1, cache_size=0)
+    wide = MiniLMOnnxEmbedder(max_length=64, threads=1)
     y = wide.embed([head + " fourteen fifteen sixteen", head + " apples pears plums cherries"])
     assert not np.array_equal(y[0], y[1])
 
@@ -217,8 +219,21 @@ def test_make_embedder_builds_known_names_and_rejects_unknown():
     assert isinstance(e, HashingTfidfEmbedder)
     assert e.config()["dim"] == 512 and e.config()["ngram"] == [1, 1]
     assert make_embedder({"name": "minilm", "threads": 1}).config()["name"] == "minilm"
-    assert isinstance(make_embedder({"name": "sentence-transformers"}), SentenceTransformerEmbedder)
+    st = make_embedder({"name": "sentence-transformers"})
+    assert isinstance(st, CachedEmbedder) and isinstance(st.inner, SentenceTransformerEmbedder)
     with pytest.raises(ValueError, match=r"known: hashing, minilm, sentence-transformers"):
         make_embedder({"name": "word2vec"})
     with pytest.raises(ValueError, match=r"unknown parameter\(s\) 'dims'"):
         make_embedder({"name": "hashing", "dims": 3})
+
+
+def test_minilm_batches_hold_at_most_batch_size_texts_and_max_tokens():
+    from probeguard.models.embedders.minilm import plan_batches
+
+    lengths = np.array([10, 256, 40, 256, 12, 100, 9, 11, 10, 10, 10, 10, 10])
+    batches = plan_batches(lengths, batch_size=8, max_tokens=512)
+    assert sorted(int(i) for b in batches for i in b) == list(range(len(lengths)))
+    for b in batches:
+        assert len(b) <= 8 and (len(b) == 1 or len(b) * lengths[b].max() <= 512)
+    assert [len(b) for b in batches] == [2, 5, 6]  # 2 x 256; 100, 40, 12, 11, 10; the rest
+    assert [len(b) for b in plan_batches(np.array([600, 5]), 8, 512)] == [1, 1]

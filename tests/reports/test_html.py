@@ -9,8 +9,9 @@ import re
 import pytest
 
 from probeguard.reports.html import csp, render_html
-from probeguard.reports.html_data import report_data
+from probeguard.reports.html_data import packed, report_data
 from probeguard.reports.html_escape import esc, script_hash, script_json
+from probeguard.reports.html_gate import gate_section
 from xss_corpus import PAYLOADS, hostile_scan
 
 
@@ -120,3 +121,51 @@ def test_eval_verdict_names_the_metrics_below_threshold():
         thresholds=type("T", (), {"failed": ["faithfulness"], "unscored": []})(),
     )
     assert eval_verdict(artifact) == "FAIL: below threshold: faithfulness (4 records, 1 errors)."
+
+
+def _objects(table):
+    return [dict(zip(table["cols"], row, strict=True)) for row in table["rows"]]
+
+
+def test_packed_data_is_the_same_content_in_fewer_bytes(hostile):
+    data = report_data(hostile.run)
+    small = packed(data)
+    units = _objects(small["units"])
+    for unit in units:
+        if unit["att"]:
+            unit["att"] = {**unit["att"], "swaps": _objects(unit["att"]["swaps"])}
+    assert units == data["units"] and _objects(small["cases"]) == data["cases"]
+    assert len(script_json(small)) < 0.9 * len(script_json(data))
+    assert ", " not in script_json({"a": [1, 2]})  # no space after separators
+
+
+def test_repeated_texts_are_said_once(hostile):
+    data = report_data(hostile.run)
+    # chunk texts, variations, expected answers and re-run doc lists go through the text table
+    chunk_texts = [row[3] for row in data["chunks"]]
+    assert any(isinstance(t, int) for t in chunk_texts)
+    long_strings = [
+        v
+        for case in data["cases"]
+        for k, v in case.items()
+        if k in ("var", "expect") and isinstance(v, str) and len(v) >= 24
+    ]
+    assert long_strings == []
+
+
+def test_scan_page_draws_the_gate_when_both_kinds_of_question_are_asked(hostile):
+    run = hostile.run
+    assert gate_section(run) == "" and 'id="gate"' not in render_html(run)
+    records = list(run.records)
+    first = records[0]
+    expected = first.case.expected.model_copy(update={"mode": "abstain"})
+    records[0] = first.model_copy(
+        update={"case": first.case.model_copy(update={"expected": expected})}
+    )
+    asked = run.model_copy(update={"records": records})
+    section = gate_section(asked)
+    assert section.startswith('<section id="gate"><h2>Refusal gate</h2>')
+    assert "answerable golden" in section and "unanswerable" in section
+    assert f"n={len(records) - 1}" in section and "n=1" in section
+    page = render_html(asked)
+    assert '<a href="#gate">Gate</a>' in page and page == render_html(asked)

@@ -4,9 +4,10 @@ patches (reports.markdown_lead, rules in reports.lead)."""
 from __future__ import annotations
 
 from probeguard.attribution.summary import TopFix
+from probeguard.core.floats import normalise_floats
 from probeguard.reports.escape import md_code_block, md_inline
 from probeguard.reports.lead import patch_flags, patch_yaml, verdict_line, worst_probes
-from probeguard.reports.markdown import render_markdown
+from probeguard.reports.markdown import _evidence, render_markdown
 from probeguard.results.run import RunLog
 from probeguard.stats import wilson
 
@@ -126,3 +127,9 @@ def test_evidence_cells_show_no_python_reprs():
     run = RunLog.model_validate(data)
     line = next(x for x in render_markdown(run).splitlines() if x.startswith("| g0 |"))
     assert line.endswith("| target\\_is\\_gold=yes; original\\_rank=–; k=5 |")
+
+
+def test_float_evidence_reads_the_same_from_memory_and_from_run_json():
+    evidence = {"mean_delta": 11 / 6, "rank": 2, "gap": True, "score": float("nan")}
+    assert _evidence(evidence) == _evidence(normalise_floats(evidence))
+    assert _evidence(evidence) == "mean\\_delta=1.833; rank=2; gap=yes; score=n/a"

@@ -6,7 +6,14 @@ import math
 
 import pytest
 
-from probeguard.stats import Confusion, balanced_accuracy, best_threshold, class_rates, wilson
+from probeguard.stats import (
+    Confusion,
+    balanced_accuracy,
+    best_threshold,
+    class_rates,
+    stable_threshold,
+    wilson,
+)
 
 
 def test_confusion_and_balanced_accuracy_by_hand():
@@ -55,3 +62,21 @@ def test_best_threshold_leaves_out_nan_and_needs_both_classes():
 def test_best_threshold_can_be_infinite_when_every_positive_call_hurts():
     # higher scores on the negatives: predicting nothing positive (BA 0.5) beats every cut
     assert best_threshold([0.9, 0.1], [False, True]) == math.inf
+
+
+def test_stable_threshold_is_the_midpoint_of_the_one_se_plateau():
+    pos, neg = [0.4, 0.6, 0.7, 0.8, 0.9], [0.1, 0.2, 0.3, 0.5, 0.65]
+    scores, truth = pos + neg, [True] * 5 + [False] * 5
+    # BA 0.8 at the cuts 0.4, 0.6 and 0.7; the argmax takes the largest, 0.7
+    assert best_threshold(scores, truth) == 0.7
+    # at 0.7: TPR 0.6, TNR 1 -> SE = ½·√(0.6·0.4/5) ≈ 0.110; the cuts with BA >= 0.690 are
+    # 0.3, 0.4, 0.5, 0.6, 0.65, 0.7 and 0.8 (BA 0.7 or 0.8) -> midpoint (0.3 + 0.8) / 2
+    assert stable_threshold(scores, truth) == pytest.approx(0.55)
+
+
+def test_stable_threshold_equals_the_argmax_when_nothing_else_is_close():
+    scores, truth = [0.2, 0.4, 0.6, 0.8], [False, False, True, True]
+    # perfect separation: SE = 0, the plateau is the one cut 0.6
+    assert stable_threshold(scores, truth) == 0.6
+    assert math.isnan(stable_threshold([0.3, 0.9], [True, True]))
+    assert stable_threshold([math.nan, 0.3, 0.9], [False, False, True]) == 0.9

@@ -13,11 +13,13 @@ from hypothesis import strategies as st
 from scipy.stats import binom, binomtest
 
 from probeguard.stats import (
+    cluster_members,
     holm,
     mcnemar_exact,
     min_significant_discordant,
     minimum_detectable_difference,
     paired_bootstrap_difference,
+    paired_cluster_difference,
 )
 from probeguard.stats.paired import binomial_cdf
 
@@ -73,6 +75,34 @@ def test_paired_bootstrap_difference() -> None:
     assert empty.n == 0 and math.isnan(empty.value)
     with pytest.raises(ValueError):
         paired_bootstrap_difference([True], [], seed=0)
+
+
+def test_paired_cluster_difference_shares_each_draw() -> None:
+    values = np.arange(12, dtype=float)
+    clusters = [f"c{i // 2}" for i in range(12)]
+
+    def mean(idx: np.ndarray) -> float:
+        return float(values[idx].mean())
+
+    def shifted(idx: np.ndarray) -> float:
+        return float(values[idx].mean()) + 0.5
+
+    est = paired_cluster_difference(shifted, mean, clusters, rng=np.random.default_rng(0))
+    # one draw serves both statistics, so a constant shift has no spread at all
+    assert est.n == 12
+    assert [est.value, est.low, est.high] == pytest.approx([0.5, 0.5, 0.5])
+    apart = paired_cluster_difference(mean, mean, clusters, rng=np.random.default_rng(0))
+    assert (apart.low, apart.high) == (0.0, 0.0)
+    again = paired_cluster_difference(shifted, mean, clusters, rng=np.random.default_rng(0))
+    assert again == est
+    none = paired_cluster_difference(mean, mean, [], rng=np.random.default_rng(0))
+    assert none.n == 0 and math.isnan(none.value)
+
+
+def test_cluster_members_groups_by_label() -> None:
+    groups = cluster_members(["b", "a", "b", "c"])
+    assert [g.tolist() for g in groups] == [[1], [0, 2], [3]]
+    assert cluster_members([]) == []
 
 
 def test_min_significant_discordant() -> None:

@@ -13,7 +13,6 @@ from probeguard.cli.common import fail, progress_bar
 from probeguard.config.loading import load_config
 from probeguard.core.artifacts import write_artifact
 from probeguard.core.errors import ProbeGuardError
-from probeguard.core.io import atomic_write_text
 from probeguard.engine.bench import (
     hotpotqa,
     judge,
@@ -24,6 +23,7 @@ from probeguard.engine.bench import (
     poisonedrag,
     poisonedrag_data,
 )
+from probeguard.engine.bench.report import write_bench_report
 
 __all__ = ["bench"]
 
@@ -108,7 +108,7 @@ def bench_hotpotqa(
         return
     table = hotpotqa.render_table(rows, n_docs=n_docs, n_queries=n_queries, seed=seed)
 
-    atomic_write_text(out_dir / "bench.md", table)
+    write_bench_report(out_dir, table)
     click.echo(table)
     click.echo(f"runs: {', '.join(str(r.run_dir) for r in rows)}; table: {out_dir / 'bench.md'}")
 
@@ -211,7 +211,7 @@ def bench_poisonedrag(
         fail(str(exc))
         return
     table = poisonedrag.render_table(result)
-    atomic_write_text(out_dir / "bench.md", table)
+    write_bench_report(out_dir, table)
     write_artifact(out_dir / "bench.json", result.artifact())
     click.echo(table)
     calls = sum(r.calls for r in result.rows)
@@ -287,7 +287,7 @@ def bench_judge(
         fail(str(exc))
         return
     table = judge.render_table(result)
-    atomic_write_text(out_dir / "bench.md", table)
+    write_bench_report(out_dir, table)
     write_artifact(out_dir / "bench.json", result)
     click.echo(table)
     click.echo(f"table: {out_dir / 'bench.md'}; result: {out_dir / 'bench.json'}")
@@ -369,7 +369,7 @@ def bench_judges(
         fail(str(exc))
         return
     table = judges.render_table(result)
-    atomic_write_text(out_dir / "bench.md", table)
+    write_bench_report(out_dir, table)
     write_artifact(out_dir / "bench.json", result)
     click.echo(table)
     click.echo(f"table: {out_dir / 'bench.md'}; result: {out_dir / 'bench.json'}")

@@ -13,8 +13,8 @@ from pydantic import BaseModel
 from probeguard.cli.common import fail, progress_bar
 from probeguard.core.artifacts import write_artifact
 from probeguard.core.errors import ProbeGuardError
-from probeguard.core.io import atomic_write_text
 from probeguard.engine.bench import clapnq, clapnq_data, rgb, rgb_data, squad
+from probeguard.engine.bench.report import write_bench_report
 
 __all__ = ["bench_clapnq", "bench_rgb", "bench_squad"]
 
@@ -100,7 +100,7 @@ def _run(
         fail(str(exc))
         return
     table = render(result)
-    atomic_write_text(out_dir / "bench.md", table)
+    write_bench_report(out_dir, table)
     write_artifact(out_dir / "bench.json", result)
     click.echo(table)
     click.echo(f"table: {out_dir / 'bench.md'}; result: {out_dir / 'bench.json'}")

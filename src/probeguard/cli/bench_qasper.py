@@ -66,7 +66,11 @@ def _ints(text: str) -> list[int]:
 @click.option("--resamples", type=int, default=2000, show_default=True)
 @click.option("--concurrency", type=int, default=4, show_default=True)
 @click.option("--no-cache", is_flag=True, help="Do not read or write the response cache.")
-@click.option("--no-plots", is_flag=True, help="Write bench.json and bench.md only.")
+@click.option(
+    "--no-plots",
+    is_flag=True,
+    help="Write bench.json, bench.md and bench.html only (no PNG/SVG files).",
+)
 @click.option("--no-progress", is_flag=True, help="Hide the progress bar.")
 @click.option(
     "--out",

@@ -11,28 +11,21 @@ from typing import Any
 import click
 
 from probeguard.config.loading import load_config
+from probeguard.core.sanitize import one_line
 
 __all__ = [
     "OneLineErrors",
     "fail",
     "gate_options",
-    "inert",
     "progress_bar",
     "scan_config",
     "scan_options",
 ]
 
 
-def inert(text: str) -> str:
-    """``text`` with every character a terminal would act on (control and format characters,
-    line and paragraph separators: ``str.isprintable`` false, space aside) written as its
-    escape (``\\x1b``, ``\\n``), so that a message quoting user input stays one inert line."""
-    return "".join(c if c.isprintable() or c == " " else repr(c)[1:-1] for c in text)
-
-
 def fail(message: str) -> None:
     """Bad input: one line on stderr, exit 2 (no traceback, no usage block)."""
-    click.echo(f"error: {inert(message)}", err=True)
+    click.echo(f"error: {one_line(message)}", err=True)
     sys.exit(2)
 
 

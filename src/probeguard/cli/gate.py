@@ -75,6 +75,7 @@ def report_comparison(artifact: CompareArtifact, out: Path) -> None:
     if summary_path:
         append_step_summary(artifact, summary_path)
     click.echo(f"report: {out / 'compare.md'}")
+    click.echo(f"html report: {out / 'compare.html'}")
     click.echo(f"junit: {out / 'junit.xml'}")
     echo_gate(artifact.gate)
 
@@ -87,7 +88,7 @@ def report_comparison(artifact: CompareArtifact, out: Path) -> None:
     "out_dir",
     required=True,
     type=click.Path(file_okay=False, path_type=Path),
-    help="Folder for compare.json, compare.md and junit.xml.",
+    help="Folder for compare.json, compare.md, compare.html and junit.xml.",
 )
 @click.option(
     "--gate",

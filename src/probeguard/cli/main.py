@@ -222,7 +222,7 @@ def sweep(
     out_dir: Path,
 ) -> None:
     """Scan once per retrieval backend and compare them side by side (with the min_score
-    gate's behaviour on each): writes OUT/<backend>/ and OUT/comparison.md."""
+    gate's behaviour on each): writes OUT/<backend>/, OUT/comparison.md and OUT/comparison.html."""
 
     names = [b.strip() for b in backends.split(",") if b.strip()]
     try:
@@ -245,6 +245,7 @@ def sweep(
         f"comparison: {result.report_path}; runs: "
         f"{', '.join(str(r.out_dir) for r in result.runs.values())}"
     )
+    click.echo(f"html report: {result.report_path.with_suffix('.html')}")
 
 
 @cli.command(name="eval")
@@ -364,7 +365,7 @@ def eval_command(
     "--out",
     "out_dir",
     type=click.Path(file_okay=False, path_type=Path),
-    help="Folder for fix.json and fix.md (default RUN_DIR/fix).",
+    help="Folder for fix.json, fix.md and fix.html (default RUN_DIR/fix).",
 )
 @click.option("--no-cache", is_flag=True, help="Do not read or write the response cache.")
 @click.option(
@@ -392,7 +393,7 @@ def fix_command(
     """Verify the fixes a scan recommends: apply each to the reference pipeline's config,
     re-run the failures it targets and the benign controls, and report the failure rate
     before and after (Wilson intervals) and the new false refusals. Writes
-    OUT/fix.json and OUT/fix.md. Exit 0, 1 with --fail-on-unverified when a fix is not
+    OUT/fix.json, OUT/fix.md and OUT/fix.html. Exit 0, 1 with --fail-on-unverified when a fix is not
     verified, 2 on bad input."""
 
     out = out_dir or run_dir / "fix"
@@ -435,6 +436,7 @@ def fix_command(
         else:
             click.echo(f"{'':<9} {visible_controls(f.reason)}")
     click.echo(f"report: {report_path}")
+    click.echo(f"html report: {report_path.with_suffix('.html')}")
     click.echo(f"results: {json_path}")
     unverified = [f.id for f in data.fixes if f.verdict not in ("verified", "not_applicable")]
     if fail_on_unverified and unverified:

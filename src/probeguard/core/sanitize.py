@@ -11,6 +11,11 @@ escape, ``\\xHH`` (two lowercase hex digits), so the reader sees that it was the
     CR LF → LF first (a Windows line end is not an attack); a lone CR is escaped (it lets
     later text overwrite a terminal line).
 
+``one_line`` is the stricter rule for a one-line message quoting user input (a CLI error):
+every character ``str.isprintable`` calls unprintable but the space — controls, format
+characters, line and paragraph separators, LF and TAB too — becomes its Python escape
+(``\\x1b``, ``\\n``, ``\\u2028``), so the message stays one inert line.
+
 Rule and names of the ranges: ECMA-48 (5th ed., 1991), sections 5.2–5.3; ISO/IEC 6429.
 """
 
@@ -18,7 +23,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["CONTROL_CHARS", "visible_controls"]
+__all__ = ["CONTROL_CHARS", "one_line", "visible_controls"]
 
 CONTROL_CHARS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 """The characters ``visible_controls`` escapes (TAB U+0009 and LF U+000A are kept)."""
@@ -34,3 +39,10 @@ def visible_controls(text: str) -> str:
     if "\r\n" in text:
         text = text.replace("\r\n", "\n")
     return CONTROL_CHARS.sub(_escape, text)
+
+
+def one_line(text: str) -> str:
+    """``text`` with every character a terminal would act on (``str.isprintable`` false,
+    the space aside) written as its Python escape (``\\x1b``, ``\\n``), so that a message
+    quoting user input stays one inert line."""
+    return "".join(c if c.isprintable() or c == " " else repr(c)[1:-1] for c in text)

@@ -17,7 +17,10 @@ kept only when
 3. with a ``rank`` callable (a lexical baseline: question, k -> ranked document ids), every
    evidence document of an answerable draft is in its top ``k`` (``lexical_mismatch``
    drafts are exempt: missing a lexical retriever is their point);
-4. an unanswerable draft's made-up term is absent from every word of the corpus.
+4. an unanswerable draft's made-up term is absent from every word of the corpus;
+5. its question does not hold one of its own answers (``answers``/``contains``, normalised,
+   on word boundaries: ``holds``), as a premise sentence quoted by ``reasoning`` can
+   (``stats.answer_in_question`` counts these).
 
 Same documents, ``n`` and ``seed`` → the same cases, byte for byte (randomness only from
 ``numpy.random.default_rng(seed)``). Golden cases are ``Case(probe="golden")``; attack cases
@@ -41,6 +44,7 @@ from probeguard.dataset.attack_types import ATTACK_TYPES, validate_attack_case
 from probeguard.dataset.synth_attacks import attack_drafts
 from probeguard.dataset.synth_evolve import EVOLUTIONS, Draft, evolve
 from probeguard.dataset.synth_facts import corpus_vocabulary, facts_of, key_terms
+from probeguard.dataset.synth_names import name_vocabulary
 from probeguard.nlp.text import normalize_answer
 
 __all__ = [
@@ -50,6 +54,8 @@ __all__ = [
     "Ranker",
     "SynthStats",
     "Synthesis",
+    "holds",
+    "jaccard",
     "records",
     "synthesize",
 ]
@@ -75,6 +81,7 @@ class SynthStats:
     considered: int
     near_duplicates: int
     not_retrieved: int
+    answer_in_question: int = 0
     by_type: dict[str, int] = field(default_factory=dict)
     """Kept cases by evolution (golden) or attack type."""
     by_document: dict[str, int] = field(default_factory=dict)
@@ -133,14 +140,17 @@ class _Picker:
         self.kept: list[Draft] = []
         self.seen: set[str] = set()
         self.terms: list[frozenset[str]] = []
-        self.considered = self.duplicates = self.missed = 0
+        self.considered = self.duplicates = self.missed = self.answered = 0
 
     def offer(self, draft: Draft) -> bool:
         self.considered += 1
         if not _span_ok(draft, self.texts):
             return False
+        if any(holds(draft.question, a) for a in (*draft.answers, *draft.contains)):
+            self.answered += 1
+            return False
         norm, terms = normalize_answer(draft.question), key_terms(draft.question)
-        if norm in self.seen or any(_jaccard(terms, t) >= NEAR_DUPLICATE for t in self.terms):
+        if norm in self.seen or any(jaccard(terms, t) >= NEAR_DUPLICATE for t in self.terms):
             self.duplicates += 1
             return False
         if self.rank is not None and draft.mode != "abstain" and draft.type != "lexical_mismatch":
@@ -154,7 +164,15 @@ class _Picker:
         return True
 
 
-def _jaccard(a: frozenset[str], b: frozenset[str]) -> float:
+def holds(text: str, phrase: str) -> bool:
+    """``phrase`` occurs in ``text`` on word boundaries, both SQuAD-normalised
+    (``nlp.text.normalize_answer``)."""
+    needle = normalize_answer(phrase)
+    return bool(needle) and f" {needle} " in f" {normalize_answer(text)} "
+
+
+def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
+    """|a ∩ b| / |a ∪ b| (1.0 for two empty sets)."""
     return len(a & b) / len(a | b) if a or b else 1.0
 
 
@@ -213,10 +231,11 @@ def synthesize(
     """Up to ``n`` golden and attack cases from ``documents`` (rules in the module
     docstring); fewer when the corpus has too few facts."""
     rng = np.random.default_rng(seed)
-    facts = [f for doc in documents for f in facts_of(doc)]
+    names = name_vocabulary(documents)
+    facts = [f for doc in documents for f in facts_of(doc, names)]
     metadata = {d.id: d.metadata for d in documents}
     drafts = evolve(facts, metadata, rng)
-    drafts.update(attack_drafts(facts, documents, corpus_vocabulary(documents), rng))
+    drafts.update(attack_drafts(facts, documents, corpus_vocabulary(documents), rng, names))
     drafts[ABSTAIN] = [replace(d, type=None) for d in drafts["unanswerable"]]
     picker = _Picker({d.id: d.text for d in documents}, rank, k)
     _select(_strata(drafts, rng), picker, n)
@@ -226,6 +245,7 @@ def synthesize(
         considered=picker.considered,
         near_duplicates=picker.duplicates,
         not_retrieved=picker.missed,
+        answer_in_question=picker.answered,
         by_type=dict(sorted(Counter(c.tags[1] for c in cases).items())),
         by_document=dict(sorted(Counter(d.doc_id for d in picker.kept).items())),
     )

@@ -5,12 +5,15 @@
 * ``temporal_conflict`` — a document whose metadata says it supersedes another (``supersedes``
   on the new one, or ``superseded_by`` on the old one): a fact of the new version with a
   same-unit, different-valued fact in the old one; ``excludes`` the old value;
-* ``entity_collision`` — two names of the corpus sharing their first word ("Kestrel Plus",
-  "Kestrel Pro"): a fact whose sentence (and question) names one and not the other, and a
-  same-unit fact whose sentence names the other with a different value; or two documents
-  whose titles share a content word ("Residential Water Rates", "Sewer Charges" do not;
-  "Water Conservation Rebates" and "Residential Water Rates" do) and are not versions of one
-  another; ``excludes`` the competitor's value;
+* ``entity_collision`` — two *confusable* names of the texts (``synth_names.confusable``:
+  same head with one modifier changed, a shared proper first token, or a small edit
+  distance; "Kestrel Plus" / "Kestrel Pro"; names of the texts, and titles that are names):
+  a fact about one (its sentence names it, or its document is titled so; its question
+  names it) whose sentence does not name the other, and a same-unit fact about the other
+  with a different value; or two documents with confusable titles ("Residential Water Rates" / "Commercial
+  Water Rates"; not "Water Conservation Rebates" / "Residential Water Rates", which only share
+  a word) that are not versions of one another; ``excludes`` the competitor's value,
+  ``meta`` names the ``entity`` asked about and the ``competitor``;
 * ``false_premise`` — a fact's number (or a date's year) mutated to a value the document
   never states, asserted in the question ("Why does <title> say that <sentence with the
   mutated value>?"); ``answers`` the true span, ``excludes`` the mutated value;
@@ -37,8 +40,9 @@ from typing import Any
 import numpy as np
 
 from probeguard.core.documents import Document
-from probeguard.dataset.synth_evolve import Draft
+from probeguard.dataset.synth_evolve import Draft, question_of
 from probeguard.dataset.synth_facts import Fact, key_terms, lower_first, masked, wh_clause
+from probeguard.dataset.synth_names import NameVocabulary, confusable, name_spans, name_vocabulary
 from probeguard.nlp.paraphrase import jargon, synonym
 from probeguard.nlp.text import split_sentences
 
@@ -49,7 +53,6 @@ DISTRACTOR_OVERLAP = 2
 TRAP_OVERLAP = 0.6
 """Share (Jaccard) of content words a citation trap's copy sentence shares, at least."""
 
-_NAME = re.compile(r"\b[A-Z][a-z]+(?: [A-Z][a-z]+)+\b")
 _NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?")
 _FAR_TEMPLATES = (
     "What is the orbital period of the comet {name}?",
@@ -68,6 +71,7 @@ class _Corpus:
     by_doc: Mapping[str, Sequence[Fact]]
     documents: Mapping[str, Document]
     vocab: frozenset[str]
+    names: NameVocabulary
     rng: np.random.Generator
 
 
@@ -101,16 +105,24 @@ def _draft(fact: Fact, question: str, type_: str, **fields: Any) -> Draft:
 
 def _rival(fact: Fact, pool: Sequence[Fact]) -> Fact | None:
     """The first fact of ``pool`` with the fact's unit, another value, and an answer text
-    that neither holds nor is held by the fact's."""
+    that neither holds nor is held by the fact's; for a name, also the same question: the
+    two wh-clauses share at least ``TRAP_OVERLAP`` (Jaccard) of their content words ("returns
+    centre in what, Vermont" / "returns centre in what, New Hampshire")."""
     for other in pool:
         if (
             other.unit == fact.unit
             and other.value != fact.value
             and other.answer not in fact.answer
             and fact.answer not in other.answer
+            and (fact.kind != "name" or _same_question(fact, other))
         ):
             return other
     return None
+
+
+def _same_question(a: Fact, b: Fact) -> bool:
+    x, y = key_terms(wh_clause(a)), key_terms(wh_clause(b))
+    return len(x & y) / max(1, len(x | y)) >= TRAP_OVERLAP
 
 
 def _versions(c: _Corpus) -> Iterator[tuple[str, str]]:
@@ -139,56 +151,63 @@ def _temporal(c: _Corpus) -> list[Draft]:
 
 
 def _collisions(c: _Corpus) -> list[tuple[str, str]]:
-    """Pairs of distinct names of the texts (a leading "The" dropped) sharing their first
-    word, neither inside the other."""
-    found = {m.group(0) for d in c.documents.values() for m in _NAME.finditer(d.text)}
-    names = sorted({n.removeprefix("The ") for n in found if " " in n.removeprefix("The ")})
-    return [
-        (a, b)
-        for a in names
-        for b in names
-        if a != b and a.split()[0] == b.split()[0] and a not in b and b not in a
-    ]
+    """Ordered pairs of confusable names of several words found in the texts."""
+    found = {d.text[a:b] for d in c.documents.values() for a, b in name_spans(d.text, c.names)}
+    names = sorted(n for n in found if " " in n)
+    return [(a, b) for a in names for b in names if a != b and confusable(a, b, c.names)]
 
 
 def _title_collisions(c: _Corpus) -> list[tuple[str, str]]:
-    """Pairs of documents whose titles share a content word and that are not versions of
-    one another (those are temporal conflicts)."""
+    """Ordered pairs of documents with confusable titles that are not versions of one
+    another (those are temporal conflicts)."""
     versions = {frozenset(p) for p in _versions(c)}
-    titles = {d: key_terms(doc.title) for d, doc in c.documents.items()}
+    titles = {d: doc.title for d, doc in c.documents.items()}
     return [
         (a, b)
         for a in sorted(titles)
         for b in sorted(titles)
-        if a != b and titles[a] & titles[b] and frozenset((a, b)) not in versions
+        if a != b
+        and frozenset((a, b)) not in versions
+        and confusable(titles[a], titles[b], c.names)
     ]
+
+
+def _names(fact: Fact, name: str) -> bool:
+    """The fact is about ``name``: its sentence names it, or its document is titled so."""
+    return name in fact.sentence or fact.title == name
 
 
 def _entity(c: _Corpus) -> list[Draft]:
     pools = [
         (
-            [f for f in c.facts if a in f.sentence and b not in f.sentence and a in wh_clause(f)],
-            [f for f in c.facts if b in f.sentence and a not in f.sentence],
+            [f for f in c.facts if _names(f, a) and b not in f.sentence and a in question_of(f)],
+            [f for f in c.facts if _names(f, b) and a not in f.sentence],
+            a,
             b,
         )
         for a, b in _collisions(c)
     ]
     pools += [
-        (list(c.by_doc.get(a, ())), list(c.by_doc.get(b, ())), c.documents[b].title)
+        (
+            list(c.by_doc.get(a, ())),
+            list(c.by_doc.get(b, ())),
+            c.documents[a].title,
+            c.documents[b].title,
+        )
         for a, b in _title_collisions(c)
     ]
     out = []
-    for mine, theirs, other in pools:
+    for mine, theirs, entity, other in pools:
         for fact in mine:
             rival = _rival(fact, theirs)
             if rival is not None:
                 out.append(
                     _draft(
                         fact,
-                        f"According to {fact.title}, {wh_clause(fact)}?",
+                        question_of(fact),
                         "entity_collision",
                         excludes=(rival.answer,),
-                        meta={"competitor": other},
+                        meta={"entity": entity, "competitor": other},
                     )
                 )
     return out
@@ -335,16 +354,19 @@ def attack_drafts(
     documents: Sequence[Document],
     vocab: frozenset[str],
     rng: np.random.Generator,
+    names: NameVocabulary | None = None,
 ) -> dict[str, list[Draft]]:
     """Every attack type's drafts (by type), from the facts and the corpus's metadata."""
     by_doc: dict[str, list[Fact]] = {}
     for fact in facts:
         by_doc.setdefault(fact.doc_id, []).append(fact)
+    names = name_vocabulary(documents) if names is None else names
     corpus = _Corpus(
         facts=facts,
         by_doc=by_doc,
         documents={d.id: d for d in documents},
         vocab=vocab,
+        names=names,
         rng=rng,
     )
     return {name: rule(corpus) for name, rule in ATTACK_RULES.items()}

@@ -13,11 +13,11 @@ Every draft's answer is an exact span of the corpus: ``answers`` hold the span's
   spans (both documents are evidence);
 * ``concretizing`` — the question put as a concrete case from the document's department or
   category metadata: "A case handled under <department> (<title>): <wh-clause>?";
-* ``constrained`` — an output constraint: "... Answer with the exact figure only." (``contains``
+* ``constrained`` — an output constraint: "... Answer with the exact figure (name) only." (``contains``
   holds the span);
 * ``comparative`` — two facts of the same unit with different values, in two sentences:
   "Which figure is larger: the one in <title A> for "<masked A>", or the one in <title B> for
-  "<masked B>"?"; the answer is the larger span;
+  "<masked B>"?"; the answer is the larger span (never for names);
 * ``hypothetical`` — "Suppose you had to rely only on <title>: <wh-clause>?";
 * ``in_breadth`` — the question widened to the document's scope: "What does <title> cover on
   this topic, and in particular <wh-clause>?".
@@ -124,7 +124,8 @@ def _concretizing(fact: Fact, ctx: _Context) -> Draft | None:
 
 
 def _constrained(fact: Fact, ctx: _Context) -> Draft | None:
-    question = f"{question_of(fact)} Answer with the exact figure only."
+    what = "name" if fact.kind == "name" else "figure"
+    question = f"{question_of(fact)} Answer with the exact {what} only."
     return _one(fact, question, "constrained", contains=True)
 
 
@@ -132,7 +133,8 @@ def _comparative(fact: Fact, ctx: _Context) -> Draft | None:
     rivals = [
         f
         for f in ctx.facts
-        if f.unit == fact.unit
+        if fact.kind != "name"
+        and f.unit == fact.unit
         and f.value != fact.value
         and (f.doc_id, f.index) != (fact.doc_id, fact.index)
     ]

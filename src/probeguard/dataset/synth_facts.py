@@ -10,6 +10,11 @@ Rules (``probeguard.nlp.mentions`` reads the mentions, ``probeguard.nlp.text`` t
   <word>", the span taking the word (and a plural word after a non-plural one: "5 business
   days"; no fact when the next word is a stopword: "3 to 7"); a date ("1 March 2024", "in 1889") with "when"  (the
   cue word before it, "in"/"on"/"since", dropped; a final "." of "31 May." left out);
+* a name ("Tobias Renn", "Lake Tessaly"; ``synth_names.name_spans``: capitalised words with
+  a token the corpus writes capitalised inside sentences and never in lower case) with
+  ``synth_names.name_wh`` ("whom", "which lake", "what"; an article before it dropped); not
+  when it overlaps a number or date, is a common name of the corpus, occurs in the title,
+  or occurs twice in the sentence (the question would hold its own answer);
 * a plain number without a counted word, and any mention inside a sentence of more than
   ``MAX_WORDS`` words or fewer than ``MIN_WORDS``, gives no fact;
 * the question is the sentence with the answer replaced by the wh-phrase, led by the
@@ -24,6 +29,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from probeguard.core.documents import Document
+from probeguard.dataset.synth_names import NameVocabulary, name_spans, name_vocabulary, name_wh
 from probeguard.nlp.mentions import date_mentions, number_mentions
 from probeguard.nlp.text import STOPWORDS, content_words, sentence_spans, words
 
@@ -47,6 +53,7 @@ MIN_WORDS = 5
 _COUNTED = re.compile(r"\s+([a-z][a-z]*(?:-[a-z]+)*)\b")
 _UNIT_WORDS = 2
 _IRREGULAR_PLURALS = frozenset({"people", "children", "men", "women", "staff", "feet", "teeth"})
+_ARTICLE = re.compile(r"\bthe\s+$", re.IGNORECASE)
 _DATE_CUE = re.compile(r"(?:\b(?:in|on|since|from|by|until)\s+)$", re.IGNORECASE)
 
 
@@ -64,11 +71,11 @@ class Fact:
     end: int
     answer: str
     kind: str
-    """``percent``, ``currency``, ``count`` or ``date``."""
+    """``percent``, ``currency``, ``count``, ``date`` or ``name``."""
     unit: str
     """The counted word of a ``count`` ("days"); else the kind."""
     value: float
-    """The number (a date's year)."""
+    """The number (a date's year; NaN for a name)."""
     wh: str
     """The wh-phrase that replaces the answer ("how many days")."""
     index: int
@@ -111,9 +118,28 @@ def _counted(sentence: str, end: int) -> int | None:
     return None
 
 
-def _mentions(sentence: str) -> list[tuple[int, int, str, str, float, str]]:
+_Mention = tuple[int, int, str, str, float, str]
+
+
+def _names(
+    sentence: str, title: str, vocab: NameVocabulary, taken: list[_Mention]
+) -> list[_Mention]:
+    """The name mentions of ``sentence`` that overlap no number or date in ``taken``, are
+    not common, not in ``title`` and occur once in the sentence."""
+    out = []
+    for a, b in name_spans(sentence, vocab):
+        name = sentence[a:b]
+        if any(a < e and s < b for s, e, *_ in taken) or name in vocab.common:
+            continue
+        if name.lower() not in title.lower() and sentence.count(name) == 1:
+            wh = name_wh(name, sentence[:a], vocab)
+            out.append((a, b, "name", "name", float("nan"), wh))
+    return out
+
+
+def _mentions(sentence: str, title: str, vocab: NameVocabulary) -> list[_Mention]:
     """``(start, end, kind, unit, value, wh)`` of each usable mention, in the sentence."""
-    found: list[tuple[int, int, str, str, float, str]] = []
+    found: list[_Mention] = []
     for d in date_mentions(sentence):
         end = d.end - 1 if sentence[d.start : d.end].endswith(".") else d.end
         found.append((d.start, end, "date", "date", float(d.year or 0), "when"))
@@ -127,23 +153,27 @@ def _mentions(sentence: str) -> list[tuple[int, int, str, str, float, str]]:
             if unit_end is not None:
                 unit = sentence[m.end : unit_end].strip()
                 found.append((m.start, unit_end, "count", unit, m.value, f"how many {unit}"))
-    found.sort()
-    kept: list[tuple[int, int, str, str, float, str]] = []
+    found += _names(sentence, title, vocab, found)
+    found.sort(key=lambda m: (m[0], m[1], m[2], m[3]))
+    kept: list[_Mention] = []
     for item in found:
         if not kept or item[0] >= kept[-1][1]:
             kept.append(item)
     return kept
 
 
-def facts_of(doc: Document) -> list[Fact]:
-    """The facts of one document, in text order (rules in the module docstring)."""
+def facts_of(doc: Document, names: NameVocabulary | None = None) -> list[Fact]:
+    """The facts of one document, in text order (rules in the module docstring); ``names``
+    is the corpus's name vocabulary (``synth_names.name_vocabulary``; default: the
+    document's own)."""
     out: list[Fact] = []
     title = _title(doc)
+    vocab = name_vocabulary([doc]) if names is None else names
     for index, (s, e) in enumerate(sentence_spans(doc.text)):
         sentence = doc.text[s:e]
         if "\n" in sentence or not MIN_WORDS <= len(words(sentence)) <= MAX_WORDS:
             continue
-        for a, b, kind, unit, value, wh in _mentions(sentence):
+        for a, b, kind, unit, value, wh in _mentions(sentence, title, vocab):
             out.append(
                 Fact(
                     doc_id=doc.id,
@@ -182,13 +212,17 @@ def masked(fact: Fact, replacement: str) -> str:
 
 def wh_clause(fact: Fact) -> str:
     """The sentence with the answer replaced by the wh-phrase (no title, no "?"); a date's
-    cue word before a "when" is dropped ("took effect on when" → "took effect when")."""
+    cue word before a "when" is dropped ("took effect on when" → "took effect when"), and a
+    name's article ("across the which dam" → "across which dam")."""
     a = fact.start - fact.sent_start
     head = fact.sentence[:a]
+    wh = fact.wh
     if fact.kind == "date":
         head = _DATE_CUE.sub("", head)
+    elif fact.kind == "name":
+        head = _ARTICLE.sub("", head)
     b = fact.end - fact.sent_start
-    text = head + fact.wh + fact.sentence[b:]
+    text = head + wh + fact.sentence[b:]
     return lower_first(text.rstrip().rstrip(".!?;:").rstrip())
 
 

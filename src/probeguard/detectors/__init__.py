@@ -11,7 +11,8 @@ how it judges is visible in the run log.
   citations and hedges.
 - ``judges``: claim×chunk ``Judgment``s of ``Verdict``s, computed once and shared by the
   judged metrics: ``OfflineJudge`` (``offline_judge``), ``NliJudge`` (``nli_judge``),
-  ``LlmJudge`` (``llm_judge``); ``PositionSwap``, ``Consensus`` and ``agreement``.
+  ``LlmJudge`` (``llm_judge``), ``SmolJudge`` (``local_judge``: the LLM judge over a local
+  llama.cpp model); ``PositionSwap``, ``Consensus`` and ``agreement``.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from probeguard.detectors.contradiction import (
 )
 from probeguard.detectors.judges import Consensus, Judge, Judgment, PositionSwap, Verdict, agreement
 from probeguard.detectors.llm_judge import LlmJudge
+from probeguard.detectors.local_judge import SmolJudge
 from probeguard.detectors.nli_judge import NliJudge
 from probeguard.detectors.offline_judge import OfflineJudge
 from probeguard.detectors.similarity import SemanticSimilarity
@@ -46,6 +48,7 @@ __all__ = [
     "NliJudge",
     "OfflineContradictionJudge",
     "OfflineJudge",
+    "SmolJudge",
     "PositionSwap",
     "SemanticSimilarity",
     "Verdict",

@@ -5,7 +5,8 @@
   verdict changes when the contexts are reversed become unscored).
 * relevance judge (contextual and answer relevancy): ``relevance: llm`` → the LLM judge;
   ``offline`` → the offline heuristics; ``auto`` → the LLM judge when ``llm`` is the judge or
-  one of the consensus, else offline. The NLI judge cannot decide relevance.
+  one of the consensus, else offline. The NLI and SmolLM2 (``smollm2``: yes/no only) judges
+  cannot decide relevance.
 
 A bad setting (a judge that cannot be built) is an ``InputError`` whose field names the
 config key (``judge.nli``).
@@ -20,6 +21,7 @@ from probeguard.core.errors import InputError
 from probeguard.detectors.config import JudgeConfig
 from probeguard.detectors.judges import Consensus, Judge, PositionSwap
 from probeguard.detectors.llm_judge import LlmJudge
+from probeguard.detectors.local_judge import smollm2_judge
 from probeguard.detectors.nli_judge import NliJudge
 from probeguard.detectors.offline_judge import OfflineJudge
 
@@ -55,7 +57,8 @@ def _one(name: str, config: JudgeConfig) -> Judge:
             return OfflineJudge(**config.offline.model_dump())
         if name == "nli":
             return NliJudge(**config.nli.model_dump())
-
+        if name == "smollm2":
+            return smollm2_judge(config.smollm2)
         return LlmJudge(**config.llm.model_dump())
     except (ValueError, TypeError) as exc:
         raise InputError(str(exc), field=f"judge.{name}") from None

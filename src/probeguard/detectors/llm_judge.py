@@ -23,8 +23,14 @@ cells are ``unscored`` and the reason quotes the last error and the start of the
 never a silent 0, never dropped. A failed HTTP call (after the generator's own retries) is
 also ``unscored``, with the error.
 
+**Style.** ``style="json"`` (default, for capable remote models) is the above;
+``style="yesno"`` (small local models such as the bundled SmolLM2) asks one yes/no question
+per (claim, chunk) and per (question, statement) instead, with replies capped at
+``YESNO_MAX_TOKENS`` tokens and evidence cut to ``evidence_words`` words — scoring, parsing and
+the truncation rule in ``detectors.yesno``; ``mode`` and ``format_retries`` do not apply.
+
 ``fingerprint()`` — the cache-key part: sha256 over the judge name, ``PROMPT_VERSION``, the
-prompt texts, the mode and the generator's output-relevant config (server, model,
+prompt texts, the mode, the style (and for yes/no its evidence budget) and the generator's output-relevant config (server, model,
 temperature, max_tokens, seed).
 """
 
@@ -44,8 +50,9 @@ from probeguard.core.hashing import digest
 from probeguard.core.pipeline import Context
 from probeguard.detectors.claims import AtomicClaim
 from probeguard.detectors.judges import NAN, Judgment, Relevance, Verdict, as_contexts, claim_texts
+from probeguard.detectors.yesno import YESNO_MAX_TOKENS, ask_yes_no
 from probeguard.models.generators.openai_compat import OpenAICompatibleGenerator
-from probeguard.models.prompts import PromptTemplate
+from probeguard.models.prompts import YESNO_JUDGE, YESNO_RELEVANCE, PromptTemplate
 
 __all__ = ["LlmJudge", "PROMPT_VERSION", "parse_reply"]
 
@@ -168,7 +175,9 @@ class LlmJudge:
     docstring). ``base_url``/``model``/``api_key_env``/``max_tokens``/``timeout_s``/
     ``max_retries`` (HTTP retries) go to ``OpenAICompatibleGenerator`` with ``temperature=0``;
     ``format_retries``: re-asks after a malformed reply; ``concurrency``: calls in flight;
-    ``mode``: ``"claim"`` or ``"pair"``."""
+    ``mode``: ``"claim"`` or ``"pair"``; ``style``: ``"json"`` or ``"yesno"`` (then
+    ``max_tokens`` is capped at ``YESNO_MAX_TOKENS`` and ``evidence_words`` bounds each
+    evidence text)."""
 
     name = "llm"
 
@@ -179,6 +188,8 @@ class LlmJudge:
         api_key_env: str | None = "OPENAI_API_KEY",
         *,
         mode: Literal["claim", "pair"] = "claim",
+        style: Literal["json", "yesno"] = "json",
+        evidence_words: int = 400,
         format_retries: int = 2,
         max_tokens: int = 512,
         timeout_s: float = 60,
@@ -189,11 +200,17 @@ class LlmJudge:
     ) -> None:
         if mode not in ("claim", "pair"):
             raise ValueError(f"mode must be 'claim' or 'pair', got {mode!r}")
+        if style not in ("json", "yesno"):
+            raise ValueError(f"style must be 'json' or 'yesno', got {style!r}")
+        if evidence_words < 1:
+            raise ValueError(f"evidence_words must be >= 1, got {evidence_words}")
         if format_retries < 0:
             raise ValueError(f"format_retries must be >= 0, got {format_retries}")
         if concurrency < 1:
             raise ValueError(f"concurrency must be >= 1, got {concurrency}")
         self.mode = mode
+        self.style = style
+        self.evidence_words = int(evidence_words)
         self.format_retries = int(format_retries)
         self.concurrency = int(concurrency)
         self.generator = OpenAICompatibleGenerator(
@@ -201,7 +218,7 @@ class LlmJudge:
             model=model,
             api_key_env=api_key_env,
             temperature=0.0,
-            max_tokens=max_tokens,
+            max_tokens=min(max_tokens, YESNO_MAX_TOKENS) if style == "yesno" else max_tokens,
             timeout_s=timeout_s,
             max_retries=max_retries,
             seed=seed,
@@ -209,6 +226,15 @@ class LlmJudge:
         )
 
     def config(self) -> dict[str, Any]:
+        if self.style == "yesno":
+            return {
+                "name": self.name,
+                "prompt_version": PROMPT_VERSION,
+                "style": self.style,
+                "prompts": digest([YESNO_JUDGE.config(), YESNO_RELEVANCE.config()])[:16],
+                "evidence_words": self.evidence_words,
+                "generator": self.generator.config(),
+            }
         return {
             "name": self.name,
             "prompt_version": PROMPT_VERSION,
@@ -269,6 +295,8 @@ class LlmJudge:
     async def _claim_row(self, claim: str, ctxs: tuple[Context, ...]) -> tuple[Verdict, ...]:
         if not ctxs:
             return ()
+        if self.style == "yesno":
+            return tuple(await asyncio.gather(*(self._yes_no(claim, c) for c in ctxs)))
         if self.mode == "pair":
             return tuple(await asyncio.gather(*(self._pair(claim, c) for c in ctxs)))
         reply, retries, why = await self._ask(
@@ -288,6 +316,10 @@ class LlmJudge:
         if reply is None:
             return Verdict("unscored", NAN, ctx.chunk_id, reason=why, retries=retries)
         return self._verdict(reply, ctx, retries)
+
+    async def _yes_no(self, claim: str, ctx: Context) -> Verdict:
+        answer = await ask_yes_no(self.generator, claim, ctx, YESNO_JUDGE, self.evidence_words)
+        return answer.verdict(ctx.chunk_id)
 
     @staticmethod
     def _verdict(v: Any, ctx: Context, retries: int) -> Verdict:
@@ -325,6 +357,8 @@ class LlmJudge:
         """``relevance`` in the running event loop."""
         if not statements:
             return []
+        if self.style == "yesno":
+            return await self._yes_no_relevance(question, statements)
         ctxs = [Context(str(i + 1), s) for i, s in enumerate(statements)]
         reply, retries, why = await self._ask(
             RELEVANCE_SYSTEM, RELEVANCE_USER, question, ctxs, RelevanceReply, len(ctxs)
@@ -335,6 +369,19 @@ class LlmJudge:
         return [
             Relevance(by_n[i + 1].relevant, 1.0, by_n[i + 1].reason) for i in range(len(statements))
         ]
+
+    async def _yes_no_relevance(self, question: str, statements: Sequence[str]) -> list[Relevance]:
+        gate = asyncio.Semaphore(self.concurrency)
+
+        async def one(i: int, statement: str) -> Relevance:
+            async with gate:
+                ctx = Context(str(i + 1), statement)
+                answer = await ask_yes_no(
+                    self.generator, question, ctx, YESNO_RELEVANCE, self.evidence_words
+                )
+            return answer.relevance()
+
+        return list(await asyncio.gather(*(one(i, s) for i, s in enumerate(statements))))
 
     def judge(
         self, claims: Sequence[str | AtomicClaim], contexts: Sequence[Context | str]

@@ -146,7 +146,11 @@ a score can rank claims rather than only count verdicts): for a supported cell
 ``0.9 + 0.1·cov`` (the deciding sentence's or group's ``cov``: a claim stated word for word
 ranks above one whose words are three quarters there), 0 for a contradicted one, and for
 an unsupported one ``UNSUPPORTED_GRADE``·max(best ``cov``, ``set_coverage`` of its spread
-group) with ``UNSUPPORTED_GRADE`` = 0.9, so no higher than any supported cell.
+group) with ``UNSUPPORTED_GRADE`` = 0.9, so no higher than any supported cell. That is the
+*rule grade*; from version 6 the cell's ``support`` is ``detectors.grading``'s logistic
+combination of it with the claim's word overlap with the whole context, a contradiction
+penalty, and whether the context holds the claim's names and values (``graded=False``: the
+rule grade, contradicted cells 0, as in version 5).
 
 ``score`` is the deciding sentence's ``cov``. Names are compared as stems, so a name missing
 from the chunk makes a claim unsupported, never contradicted: "We ship to Brazil" against
@@ -182,6 +186,7 @@ from probeguard.detectors.comparisons import (
     time_order,
     word_stems,
 )
+from probeguard.detectors.grading import claim_context, grade_model, regrade
 from probeguard.detectors.judges import Judgment, Relevance, Verdict, as_contexts, claim_texts
 from probeguard.detectors.polarity import may_support, polarity_agrees, read_polarity
 from probeguard.detectors.sentences import (
@@ -223,7 +228,7 @@ class OfflineJudge:
     idf-weighted support for a statement to be relevant to a question."""
 
     name = "offline"
-    version = 5
+    version = 6
     """Bumped when a rule changes verdicts. 2: years, ordinals, decades and numbers in
     brackets read alike in claim and context; dotted abbreviations one name; polarity read
     per predicate (module docstring), no longer from any negation cue in the clause that
@@ -234,7 +239,8 @@ class OfflineJudge:
     several words are found, in order, within one name of the sentence; a value answer is
     anchored by the sentences of its own chunk too. 5: up to ``SPREAD`` sentences of one chunk
     support a claim together (**Spread**); every cell carries a graded ``support``; synonyms
-    and irregular pasts count in ``cov``."""
+    and irregular pasts count in ``cov``. 6: the graded ``support`` is
+    ``detectors.grading``'s logistic combination (verdicts unchanged)."""
 
     accepts_question = True
     """``judge`` reads the question (question-anchored bare claims, module docstring)."""
@@ -245,6 +251,7 @@ class OfflineJudge:
         about: float = 0.5,
         relevance: float = 0.35,
         anchor: float = 0.25,
+        graded: bool = True,
     ) -> None:
         if not 0.0 < about <= support <= 1.0:
             raise ValueError(
@@ -260,6 +267,7 @@ class OfflineJudge:
             float(relevance),
             float(anchor),
         )
+        self.graded = graded  # False: the rule grade (``benchmarks/fit_support_grade.py``)
 
     def config(self) -> dict[str, Any]:
         return {
@@ -269,6 +277,7 @@ class OfflineJudge:
             "about": self.about,
             "relevance": self.relevance_threshold,
             "anchor": self.anchor,
+            "grade": grade_model().fingerprint() if self.graded else "rule",
         }
 
     def fingerprint(self) -> str:
@@ -303,10 +312,11 @@ class OfflineJudge:
         for t in texts:
             if t not in row_of:
                 each = self._each(t, question, every)
-                row_of[t] = tuple(
+                row = tuple(
                     self._cell(t, c, s, q, b, every, alts, each, borrowed.get(t, frozenset()))
                     for c, s, b in zip(ctxs, sentences, bridges)
                 )
+                row_of[t] = self._grade(t, row, [c.text for c in ctxs], every)
         rows = tuple(row_of[t] for t in texts)
         return Judgment(texts, ctxs, rows, self.name, {"fingerprint": self.fingerprint()})
 
@@ -316,7 +326,7 @@ class OfflineJudge:
         """One cell."""
         ctx = as_contexts([context])[0]
         sentences = chunk_sentences(ctx.text)
-        return self._cell(
+        cell = self._cell(
             claim,
             ctx,
             sentences,
@@ -325,6 +335,22 @@ class OfflineJudge:
             alts=alternatives(question),
             each=self._each(claim, question, sentences),
         )
+        return self._grade(claim, (cell,), [ctx.text], sentences)[0]
+
+    def _grade(
+        self,
+        claim: str,
+        row: tuple[Verdict, ...],
+        texts: Sequence[str],
+        every: Sequence[Sentence],
+    ) -> tuple[Verdict, ...]:
+        """The row with each cell's graded support (``detectors.grading``), or as it is when
+        not ``graded``."""
+        if not self.graded:
+            return row
+        info = claim_context(claim, texts, every)
+        model = grade_model()
+        return tuple(regrade(v, info, model) for v in row)
 
     def _each(self, claim: str, question: str | None, every: Sequence[Sentence]) -> bool:
         """A "both" claim holds of each of its things in ``every`` (module docstring); True

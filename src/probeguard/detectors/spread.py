@@ -26,15 +26,16 @@ __all__ = [
 ]
 
 SUPPORTED_FLOOR = 0.9
-"""A supported cell's graded support is ``SUPPORTED_FLOOR + (1 − SUPPORTED_FLOOR)·cov``
-(``offline_judge`` module docstring, **Graded support**)."""
+"""A supported cell's rule grade is ``SUPPORTED_FLOOR + (1 − SUPPORTED_FLOOR)·cov``
+(``offline_judge`` module docstring, **Graded support**; ``detectors.grading`` combines it
+with other features into the cell's graded support)."""
 UNSUPPORTED_GRADE = 0.9
-"""An unsupported cell's graded support is this times its best coverage: no higher than a
+"""An unsupported cell's rule grade is this times its best coverage: no higher than a
 supported cell's."""
 
 
 def supported_grade(cov: float) -> float:
-    """The graded support of a supported cell whose deciding sentence(s) cover ``cov``."""
+    """The rule grade of a supported cell whose deciding sentence(s) cover ``cov``."""
     return round(SUPPORTED_FLOOR + (1.0 - SUPPORTED_FLOOR) * min(cov, 1.0), 4)
 
 

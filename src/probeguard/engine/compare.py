@@ -29,6 +29,7 @@ from probeguard.core.io import atomic_write_text
 from probeguard.engine.compare_units import Unit, run_units, slice_kind, slice_rates
 from probeguard.engine.gate import evaluate_gate, run_ref
 from probeguard.reports.compare_markdown import compare_markdown, step_summary
+from probeguard.reports.html_pages import compare_html
 from probeguard.reports.junit import compare_junit
 from probeguard.results.compare import (
     CompareArtifact,
@@ -47,6 +48,7 @@ from probeguard.stats import (
 
 __all__ = [
     "COMPARE_JSON",
+    "COMPARE_HTML",
     "COMPARE_MD",
     "JUNIT_XML",
     "CompareResult",
@@ -58,6 +60,7 @@ __all__ = [
 
 COMPARE_JSON = "compare.json"
 COMPARE_MD = "compare.md"
+COMPARE_HTML = "compare.html"
 JUNIT_XML = "junit.xml"
 
 
@@ -96,10 +99,12 @@ def compare(
 
 
 def write_compare(artifact: CompareArtifact, out: Path) -> None:
-    """``compare.json``, ``compare.md`` and ``junit.xml`` into ``out``."""
+    """``compare.json``, ``compare.md``, ``compare.html`` and ``junit.xml`` into ``out``."""
     out.mkdir(parents=True, exist_ok=True)
     write_artifact(out / COMPARE_JSON, artifact)
-    atomic_write_text(out / COMPARE_MD, compare_markdown(artifact))
+    markdown = compare_markdown(artifact)
+    atomic_write_text(out / COMPARE_MD, markdown)
+    atomic_write_text(out / COMPARE_HTML, compare_html(artifact, markdown))
     atomic_write_text(out / JUNIT_XML, compare_junit(artifact))
 
 

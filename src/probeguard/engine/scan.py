@@ -18,17 +18,18 @@ from probeguard.core.cases import Case
 from probeguard.core.documents import Document
 from probeguard.core.errors import InputError
 from probeguard.core.pipeline import Pipeline
+from probeguard.engine.backends import check_backend, execute_on_backend
 from probeguard.engine.reports import REPORT_HTML
 from probeguard.engine.stages import (
     REPORT_MD,
     RUN_JSON,
     assemble,
     attribute_failures,
-    execute_logged,
     generate,
     render_run,
     score,
 )
+from probeguard.models.embedders.store import use_embedding_cache
 from probeguard.results.run import RunLog
 
 __all__ = ["ScanResult", "scan"]
@@ -69,9 +70,25 @@ def scan(
     ``resume`` reuses the finished cases of an interrupted run in the same directory.
     ``pipeline`` overrides the configured one (for library users with their own object);
     ``inputs`` gives the documents and golden cases directly instead of ``config.corpus``.
+    Embeddings are cached on disk under ``runner.cache_dir / "embeddings"`` (none without a
+    response cache folder).
     """
+    cache_dir = config.runner.cache_dir
+    with use_embedding_cache(Path(cache_dir) / "embeddings" if cache_dir else None):
+        return _scan(config, out_dir, resume, progress, pipeline, inputs)
+
+
+def _scan(
+    config: ScanConfig,
+    out_dir: str | Path,
+    resume: bool,
+    progress: Callable[[int, int], None] | None,
+    pipeline: Pipeline | None,
+    inputs: tuple[Sequence[Document], Sequence[Case]] | None,
+) -> ScanResult:
     started = time.perf_counter()
     out = Path(out_dir)
+    check_backend(config, given_pipeline=pipeline is not None)
     generated = generate(config, pipeline=pipeline, inputs=inputs)  # bad input: no folder yet
     try:
         out.mkdir(parents=True, exist_ok=True)
@@ -79,7 +96,14 @@ def scan(
         raise InputError(
             f"cannot make the run folder: {exc.strerror or exc}", file=str(out)
         ) from None
-    executed = execute_logged(generated, config.runner, out, resume=resume, progress=progress)
+    executed = execute_on_backend(
+        config,
+        generated,
+        out,
+        resume=resume,
+        progress=progress,
+        given_pipeline=pipeline is not None,
+    )
     scored = score(config, generated, executed)
     attributed = attribute_failures(config, generated, executed, scored)
     run = assemble(

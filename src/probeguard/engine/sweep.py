@@ -27,12 +27,14 @@ from probeguard.engine.stages import load_inputs
 from probeguard.metrics.gate import gate_analysis, gate_scores
 from probeguard.probes import probe_classes
 from probeguard.reports.comparison import render_comparison
+from probeguard.reports.html_pages import sweep_html
 from probeguard.results.run import RunLog
 from probeguard.results.sweep import Comparison
 
 BACKENDS = ("dense", "bm25", "hybrid")
 COMPARISON_JSON = "comparison.json"
 COMPARISON_MD = "comparison.md"
+COMPARISON_HTML = "comparison.html"
 
 GOLDEN_HEADLINES: tuple[tuple[str, str], ...] = (
     ("evidence hit@k", "golden.retrieval_hit_at_k"),
@@ -119,7 +121,10 @@ def sweep_backends(
     comparison = compare_runs({b: r.run for b, r in runs.items()}, min_score=min_score)
     out.mkdir(parents=True, exist_ok=True)
     write_artifact(out / COMPARISON_JSON, comparison)
-    atomic_write_text(out / COMPARISON_MD, render_comparison(comparison))
+    markdown = render_comparison(comparison)
+    atomic_write_text(out / COMPARISON_MD, markdown)
+    scores = {b: gate_scores(r.run.records) for b, r in runs.items()}
+    atomic_write_text(out / COMPARISON_HTML, sweep_html(comparison, scores, markdown))
     return SweepResult(runs=runs, artifact=comparison, out_dir=out)
 
 

@@ -19,15 +19,15 @@ def support_score(judgment: Judgment) -> float:
         G = mean over scored claims c of  max over chunks k of  g(c, k)
 
     with ``g`` the judge's graded support of the cell (``Verdict.support``; the offline judge:
-    0.9–1 for a supported cell by how much of the claim the deciding sentences hold, 0.9·cov
-    for an unsupported one, rules in its module docstring) and, where a judge gives none, 1
-    for a supported cell and 0 for any other; a contradicted claim counts 0, and so does any claim when there is no context. A claim is
-    scored when its label is not unscored (as in ``faithfulness``). For a judge that grades
-    nothing ``G`` is ``faithfulness``. NaN when no claim was scored."""
+    ``detectors.grading``'s logistic grade, which counts a contradiction as a penalty) and,
+    where a judge gives none, 1 for a supported cell and 0 for any other, so a contradicted
+    claim counts 0 for such a judge; any claim counts 0 when there is no context. A claim
+    is scored when its label is not unscored (as in ``faithfulness``). For a judge that
+    grades nothing ``G`` is ``faithfulness``. NaN when no claim was scored."""
     labels = judgment.claim_labels()
     grades = [
         0.0
-        if label == "contradicted" or not row
+        if not row
         else max(
             v.support if not math.isnan(v.support) else float(v.label == "supported") for v in row
         )

@@ -78,6 +78,23 @@ HARDENED = PromptTemplate(
 
 TEMPLATES: dict[str, PromptTemplate] = {t.name: t for t in (DEFAULT, HARDENED)}
 
+YESNO_QUESTION = "Is the claim supported by the evidence? Answer yes or no."
+YESNO_JUDGE = PromptTemplate(
+    name="judge-yesno",
+    system="You check whether a claim is supported by evidence. Answer only yes or no.",
+    user="Evidence:\n{contexts}\n\nClaim: {question}\n\n" + YESNO_QUESTION,
+)
+"""The yes/no claim judge for small local models (``detectors.yesno``): one claim and its
+evidence per call; the first token of the answer decides (not in ``TEMPLATES``, which are
+generator prompts)."""
+YESNO_RELEVANCE = PromptTemplate(
+    name="relevance-yesno",
+    system="You decide whether a statement helps answer a question. Answer only yes or no.",
+    user="Question: {question}\n\nStatement:\n{contexts}\n\n"
+    "Does the statement help answer the question? Answer yes or no.",
+)
+"""The yes/no relevance question (one statement per call), the same way."""
+
 DATA_BEGIN, DATA_END = "<<BEGIN DATA>>", "<<END DATA>>"
 _DATA_MARKER = re.compile(r"<<\s*(?:BEGIN|END) DATA\s*>>", re.IGNORECASE)
 SPOTLIGHT_RULE = (

@@ -19,6 +19,8 @@ HEAD = (
     "balanced accuracy [95%]",
     "BA as judged",
     "AUROC [95%]",
+    "ΔBA vs baseline [95% paired]",
+    "ΔAUROC vs baseline [95% paired]",
     "P / R supported",
     "P / R not",
     "seconds",
@@ -49,6 +51,8 @@ def _judge_row(r: JudgeRow) -> str:
             _e(r.balanced_accuracy),
             _e(r.balanced_accuracy_as_judged),
             _e(r.auroc),
+            _e(r.balanced_accuracy_vs_baseline),
+            _e(r.auroc_vs_baseline),
             f"{_v(r.precision_supported)} / {_v(r.recall_supported)}",
             f"{_v(r.precision_not)} / {_v(r.recall_not)}",
             f"{r.seconds:.1f}",
@@ -64,10 +68,15 @@ def render_judges(result: JudgesBench) -> str:
         "",
         f"seed {result.seed}; limit {s.limit or 'none'} records per split (SmolLM2: "
         f"{s.smollm2_limit or 'none'}); {s.resamples} bootstrap resamples. Threshold chosen on "
-        "dev (max balanced accuracy), reported on test; intervals: cluster bootstrap over test "
+        "dev (midpoint of the cuts within one standard error of the best balanced accuracy), "
+        "reported on test; intervals: cluster bootstrap over test "
         "records; P/R: precision and recall per class. BA as judged: the judge's own call "
-        "(every claim supported).",
+        "(every claim supported). Δ vs baseline: judge minus token overlap on the same test "
+        "records, paired cluster bootstrap; above the baseline by a margin the interval shows "
+        "when its low end is above 0.",
     ]
+    if "consensus" in s.judge_config:
+        lines += ["", f"Consensus members used: {s.judge_config['consensus']}."]
     for d in result.datasets:
         lines += [
             "",

@@ -2,8 +2,9 @@
 
 The first screen holds the verdict, the scorecard (gauges with intervals, pass/fail against
 thresholds), the probes' forest plot with both FCS figures, and the top fixes with complete,
-copyable config patches (and their verified effect when ``fix.json`` exists). Causes follow,
-then the drill-down: every golden question and probe group, filterable by probe, outcome,
+copyable config patches (and their verified effect when ``fix.json`` exists). The refusal
+gate's picture (``html_gate``: answerable vs unanswerable top scores with the gates) and the
+causes follow, then the drill-down: every golden question and probe group, filterable by probe, outcome,
 cause and tag, searchable, sortable and reachable by keyboard (``assets/report.js``).
 
 Security: everything is inline (CSS, one script, SVG; no font, image or network fetch) under
@@ -20,8 +21,9 @@ from probeguard.core.estimate import Estimate
 from probeguard.core.mechanisms import describe
 from probeguard.metrics.golden import GoldenSummary
 from probeguard.probes.models import ProbeRunSummary, SkippedProbe
-from probeguard.reports.html_data import report_data
+from probeguard.reports.html_data import packed, report_data
 from probeguard.reports.html_escape import esc
+from probeguard.reports.html_gate import gate_section
 from probeguard.reports.html_page import csp, html_page
 from probeguard.reports.html_probes import probe_details
 from probeguard.reports.html_svg import Gauge, forest_plot, gauge_table
@@ -213,15 +215,23 @@ def render_html(run: RunLog, verified: FixArtifact | None = None) -> str:
     """The whole page (rules in the module doc)."""
     verdict = verdict_line(run)
     status = verdict.split(":", 1)[0].lower().replace(" ", "-")
+    gate = gate_section(run)
     header = (
         "<h1>ProbeGuard scan report</h1>"
         f'<p id="verdict" class="verdict {esc(status)}">{esc(verdict)}</p>'
         '<nav><a href="#scorecard">Scorecard</a> <a href="#probes">Probes</a> '
-        '<a href="#fixes">Fixes</a> <a href="#causes">Causes</a> '
-        '<a href="#cases">Cases</a></nav>'
+        '<a href="#fixes">Fixes</a> '
+        + ('<a href="#gate">Gate</a> ' if gate else "")
+        + '<a href="#causes">Causes</a> <a href="#cases">Cases</a></nav>'
     )
     main = (
-        _scorecard(run) + _probes(run) + _fixes(run, verified) + _causes(run) + _DRILL + _meta(run)
+        _scorecard(run)
+        + _probes(run)
+        + _fixes(run, verified)
+        + gate
+        + _causes(run)
+        + _DRILL
+        + _meta(run)
     )
     title = f"ProbeGuard report: {run.pipeline_name}"
-    return html_page(title, header, main, report_data(run))
+    return html_page(title, header, main, packed(report_data(run)))

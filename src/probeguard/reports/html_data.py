@@ -26,7 +26,14 @@ from probeguard.core.records import Attribution, CaseRecord, ProbeGroup
 from probeguard.metrics.golden import GoldenVerdict
 from probeguard.results.run import RunLog
 
-__all__ = ["POISON_META_KEYS", "SIGNAL_META_KEYS", "TEXT_LIMITS", "report_data"]
+__all__ = [
+    "POISON_META_KEYS",
+    "SIGNAL_META_KEYS",
+    "TEXT_LIMITS",
+    "columns",
+    "packed",
+    "report_data",
+]
 
 POISON_META_KEYS = ("poison_doc_ids", "injected_doc_id")
 """``case.meta`` keys under which probes name the documents they planted as attacks."""
@@ -86,17 +93,20 @@ def _strings(value: Any) -> list[str]:
 
 
 class _Chunks:
-    """The deduplicated chunk table: ``[chunk_id, doc_id, title, text]`` rows, by first use."""
+    """The deduplicated chunk table: ``[chunk_id, doc_id, title, text]`` rows, by first use;
+    the text itself said once in ``texts`` (two chunkers often cut the same passage)."""
 
-    def __init__(self) -> None:
-        self.rows: list[list[str]] = []
+    def __init__(self, texts: _Texts) -> None:
+        self.rows: list[list[str | int]] = []
         self._index: dict[tuple[str, str], int] = {}
+        self._texts = texts
 
     def add(self, chunk_id: str, doc_id: str, title: str, text: str) -> int:
         key = (chunk_id, text)
         if key not in self._index:
             self._index[key] = len(self.rows)
-            self.rows.append([chunk_id, doc_id, title, _cut(text, TEXT_LIMITS["chunk"])])
+            cut = self._texts(_cut(text, TEXT_LIMITS["chunk"]))
+            self.rows.append([chunk_id, doc_id, title, cut])
         return self._index[key]
 
 
@@ -171,9 +181,9 @@ def _case(record: CaseRecord, chunks: _Chunks, texts: _Texts) -> dict[str, Any]:
         "id": case.id,
         "role": str(case.meta.get("role", "")),
         "q": texts(_cut(case.question, TEXT_LIMITS["question"])),
-        "var": _variation(record),
+        "var": texts(_variation(record)),
         "tags": list(case.tags),
-        "expect": _scalar(list(case.expected.answers)) if case.expected.answers else "",
+        "expect": texts(_scalar(list(case.expected.answers))) if case.expected.answers else "",
         "mode": case.expected.mode,
         "answer": texts(_cut(out.answer, TEXT_LIMITS["answer"])) if out is not None else "",
         "refused": bool(out.refused) if out is not None else None,
@@ -190,7 +200,7 @@ def _attribution(a: Attribution, texts: _Texts) -> dict[str, Any]:
             {
                 "answer": texts(_cut(r.answer, TEXT_LIMITS["rerun"])),
                 "refused": r.refused,
-                "docs": ", ".join(r.retrieved_doc_ids[:10]),
+                "docs": texts(", ".join(r.retrieved_doc_ids[:10])),
                 "error": f"{r.error.type}: {_cut(r.error.message, 200)}" if r.error else "",
             }
             for r in s.runs[:2]
@@ -200,9 +210,9 @@ def _attribution(a: Attribution, texts: _Texts) -> dict[str, Any]:
             {
                 "swap": s.swap,
                 "outcome": s.outcome,
-                "reason": _cut(s.reason, 300),
-                "removed": ", ".join(s.removed_doc_ids),
-                "judged": texts(_scalar(judged)),
+                "reason": texts(_cut(s.reason, TEXT_LIMITS["evidence"])),
+                "removed": texts(", ".join(s.removed_doc_ids)),
+                "judged": texts(_cut(_scalar(judged), TEXT_LIMITS["evidence"])),
                 "runs": runs,
             }
         )
@@ -241,7 +251,8 @@ def report_data(run: RunLog) -> dict[str, Any]:
     """``{"units": [...], "cases": [...], "chunks": [...], "texts": [...]}`` for the
     drill-down; units are the golden questions then the probe groups, in run order, each with
     its attribution."""
-    chunks, texts = _Chunks(), _Texts()
+    texts = _Texts()
+    chunks = _Chunks(texts)
     cases: list[dict[str, Any]] = []
     index: dict[str, int] = {}
     for record in run.records:
@@ -264,3 +275,21 @@ def report_data(run: RunLog) -> dict[str, Any]:
         unit["tags"] = _tags(cases[i] for i in unit["cases"])
         unit["q"] = cases[unit["cases"][0]]["q"] if unit["cases"] else ""
     return {"units": units, "cases": cases, "chunks": chunks.rows, "texts": texts.rows}
+
+
+def columns(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Records with the same keys as one table: ``{"cols": keys, "rows": [[values]]}`` —
+    each key said once instead of once per record (the page's ``objects`` undoes it).
+    The keys are the first record's, in order; every record must have exactly those."""
+    cols = list(rows[0]) if rows else []
+    return {"cols": cols, "rows": [[row[k] for k in cols] for row in rows]}
+
+
+def packed(data: dict[str, Any]) -> dict[str, Any]:
+    """``report_data`` as the page embeds it: cases, units and each attribution's swaps as
+    ``columns`` tables (a third smaller; the same content)."""
+    units = []
+    for unit in data["units"]:
+        att = unit["att"]
+        units.append({**unit, "att": att and {**att, "swaps": columns(att["swaps"])}})
+    return {**data, "units": columns(units), "cases": columns(data["cases"])}

@@ -50,8 +50,11 @@ def sanitise_tree(value: Any) -> Any:
 
 def script_json(data: Any) -> str:
     """``data`` as JSON that can sit inside ``<script type="application/json">`` (rule in
-    the module doc); keys in the order given, no NaN (write None instead)."""
-    text = json.dumps(sanitise_tree(data), ensure_ascii=False, allow_nan=False)
+    the module doc); keys in the order given, no NaN (write None instead), no space after
+    separators."""
+    text = json.dumps(
+        sanitise_tree(data), ensure_ascii=False, allow_nan=False, separators=(",", ":")
+    )
     for char, escape in _JSON_ESCAPES.items():
         text = text.replace(char, escape)
     return text

@@ -20,10 +20,11 @@ from probeguard.probes.models import ProbeRunSummary
 from probeguard.reports.html_escape import esc
 from probeguard.reports.html_svg import forest_plot
 
-__all__ = ["probe_details"]
+__all__ = ["as_estimate", "probe_details"]
 
 
-def _estimate(value: Any) -> Estimate | None:
+def as_estimate(value: Any) -> Estimate | None:
+    """An Estimate, or its JSON (``null`` read as NaN), as an Estimate; None otherwise."""
     if isinstance(value, Estimate):
         return value
     if isinstance(value, dict) and {"value", "low", "high", "n"} <= set(value):
@@ -38,12 +39,12 @@ def _is_rate(est: Estimate) -> bool:
 
 
 def _first_rate(row: Any) -> tuple[str, Estimate] | None:
-    est = _estimate(row)
+    est = as_estimate(row)
     if est is not None:
         return ("", est) if _is_rate(est) or not est.defined else None
     if isinstance(row, dict):
         for key, value in row.items():
-            sub = _estimate(value)
+            sub = as_estimate(value)
             if sub is not None and _is_rate(sub):
                 return key, sub
     return None
@@ -58,7 +59,7 @@ def _label(row: dict[str, Any], index: int) -> str:
 
 def _breakdown(key: str, value: Any) -> tuple[str, list[tuple[str, Estimate]]] | None:
     """``(title, rows)`` when ``value`` is a breakdown (module doc), else None."""
-    if isinstance(value, dict) and value and _estimate(value) is None:
+    if isinstance(value, dict) and value and as_estimate(value) is None:
         items = [(str(name), row) for name, row in value.items()]
     elif isinstance(value, list) and value and all(isinstance(r, dict) for r in value):
         items = [(_label(row, i), row) for i, row in enumerate(value)]
@@ -80,7 +81,7 @@ def _one_probe(name: str, summary: ProbeRunSummary) -> str:
     others: list[str] = []
     plots: list[str] = []
     for key, value in summary.own.items():
-        est = _estimate(value)
+        est = as_estimate(value)
         if est is not None:
             if _is_rate(est):
                 rates.append((key, est))

@@ -19,6 +19,7 @@ from probeguard.metrics.golden import GoldenStandardSummary, GoldenVerdict
 from probeguard.probes.models import SkippedProbe
 from probeguard.reports.escape import format_estimate, md_inline
 from probeguard.reports.eval_markdown import metrics_table, unsupported_claim_lines
+from probeguard.reports.lead import first_fixes
 from probeguard.reports.markdown_lead import lead_section
 from probeguard.results.fix import FixArtifact
 from probeguard.results.run import RunLog
@@ -250,12 +251,16 @@ def _value(value: Any) -> str:
 
 
 def _evidence(evidence: dict[str, Any]) -> str:
-    """Scalar evidence fields, compact and escaped (the full evidence is in run.json)."""
+    """Scalar evidence fields, compact and escaped (the full evidence is in run.json); a
+    float to 4 significant digits, so the report a scan writes and the one re-rendered from
+    run.json (floats kept to ``core.floats.LOG_DIGITS``) are the same bytes."""
     parts = []
     for key, value in evidence.items():
         if isinstance(value, bool) or value is None:
             parts.append(f"{key}={_mark(value)}")  # yes / no / –, never a Python repr
-        elif isinstance(value, (str, int, float)):
+        elif isinstance(value, float):
+            parts.append(f"{key}={'n/a' if math.isnan(value) else f'{value:.4g}'}")
+        elif isinstance(value, (str, int)):
             parts.append(f"{key}={value}")
     return md_inline("; ".join(parts), 240)
 
@@ -309,8 +314,54 @@ def _mechanism_lines(mechanisms: Mapping[str, int], contributing: Mapping[str, i
     return lines
 
 
+def _cause_by_probe(run: RunLog, causes: list[str]) -> list[str]:
+    """Failures per probe (rows, first-seen order) and cause (columns): which component
+    breaks where — what the lead's cause totals and fixes do not say."""
+    counts: dict[str, dict[str, int]] = {}
+    for a in run.attribution:
+        row = counts.setdefault(a.probe, {})
+        row[a.cause] = row.get(a.cause, 0) + 1
+    if not counts:
+        return []
+    lines = [
+        "",
+        "### Causes per probe",
+        "",
+        "| probe | " + " | ".join(md_inline(c) for c in causes) + " |",
+        "|---" * (len(causes) + 1) + "|",
+    ]
+    for probe, row in counts.items():
+        cells = " | ".join(str(row.get(c, 0)) for c in causes)
+        lines.append(f"| {md_inline(probe)} | {cells} |")
+    return lines
+
+
+def _more_fixes(run: RunLog) -> list[str]:
+    """The fixes after the lead's (``lead.first_fixes``), so none is listed twice."""
+    summary = run.summary.attribution
+    fixes = [] if summary is None else summary.top_fixes[len(first_fixes(run)) :]
+    if not fixes:
+        return []
+    lines = [
+        "",
+        "### More fixes (after the top fixes above)",
+        "",
+        "| failures | cause | fix | reference config | other pipelines |",
+        "|---|---|---|---|---|",
+    ]
+    for f in fixes:
+        patch = "; ".join(f"{k} = {_setting(v)}" for k, v in f.config_patch.items())
+        lines.append(
+            f"| {f.cases} | {md_inline(f.cause)} | "
+            f"{md_inline(f.title, 80)} | {md_inline(patch, 160)} | "
+            f"{md_inline(f.other_pipelines, 160)} |"
+        )
+    return lines
+
+
 def _causes_section(run: RunLog) -> list[str]:
-    """Attribution: counts per cause, the top fixes, and one compact row per failure."""
+    """Attribution: counts per cause and mechanism, failures per probe and cause, the fixes
+    the lead leaves out, and one compact row per failure."""
     summary = run.summary.attribution
     if summary is None:
         return []
@@ -328,22 +379,8 @@ def _causes_section(run: RunLog) -> list[str]:
     ]
     lines += [f"| {md_inline(c)} | {n} |" for c, n in summary.causes.items()]
     lines += _mechanism_lines(summary.mechanisms or {}, summary.contributing or {})
-    fixes = summary.top_fixes
-    if fixes:
-        lines += [
-            "",
-            "### Top fixes",
-            "",
-            "| failures | cause | fix | reference config | other pipelines |",
-            "|---|---|---|---|---|",
-        ]
-        for f in fixes:
-            patch = "; ".join(f"{k} = {_setting(v)}" for k, v in f.config_patch.items())
-            lines.append(
-                f"| {f.cases} | {md_inline(f.cause)} | "
-                f"{md_inline(f.title, 80)} | {md_inline(patch, 160)} | "
-                f"{md_inline(f.other_pipelines, 160)} |"
-            )
+    lines += _cause_by_probe(run, list(summary.causes))
+    lines += _more_fixes(run)
     if run.attribution:
         lines += [
             "",

@@ -22,8 +22,9 @@ __all__ = [
     "Skipped",
 ]
 
-JUDGES_BENCH_VERSION = 1
-"""1: the first."""
+JUDGES_BENCH_VERSION = 2
+"""1: the first. 2: each judge row carries its paired difference from the baseline
+(``balanced_accuracy_vs_baseline``, ``auroc_vs_baseline``)."""
 
 
 class JudgeAnchor(BaseModel):
@@ -90,6 +91,11 @@ class JudgeRow(BaseModel):
     recall_not: JsonEstimate
     seconds: float
     """Wall seconds spent judging this dataset's dev and test records."""
+    balanced_accuracy_vs_baseline: JsonEstimate | None = None
+    """BA(judge) − BA(baseline) on the test records both scored, each at its own dev
+    threshold, with a 95% paired cluster-bootstrap interval; None for the baseline."""
+    auroc_vs_baseline: JsonEstimate | None = None
+    """AUROC(judge) − AUROC(baseline), paired likewise; None for the baseline."""
 
 
 class JudgeScore(BaseModel):

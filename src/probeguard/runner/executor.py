@@ -11,17 +11,23 @@ For each case, in this order:
    file, so the log always ends up complete. A resumed case whose call key changed (new
    question, variation or pipeline) or that had failed is run again; its new line supersedes
    the old one.
-3. **Cache.** Identical call keys within one run are called once: the first case makes the
+3. **Cache.** The entries present when the run starts are listed once, off the event loop
+   (``ResponseCache.existing``), so a miss costs no file-system call. Identical call keys
+   within one run are called once: the first case makes the
    call, the others wait for it (in-flight de-duplication) and, like on-disk cache hits, are
    recorded with ``cached=True, attempts=0`` and counted in ``stats.cache_hits``. (If that
    one call fails, its duplicates carry the same error with ``attempts=0``.)
 4. **Call**, at most ``concurrency`` at a time (an ``asyncio.Semaphore`` held per attempt, so
-   a case waiting out a retry delay does not hold a slot), each attempt bounded by
-   ``timeout_s``, transient failures retried by ``RetryPolicy``. ``aanswer`` is awaited when
-   the pipeline has it; otherwise ``answer`` runs in a thread pool of ``concurrency`` threads
-   (the default ``asyncio.to_thread`` pool has only ``min(32, cpus + 4)`` threads, too few
-   for a slow remote pipeline). A thread whose call timed out cannot be killed: it runs on
-   in the background, its result discarded. Outputs are written to the cache;
+   a case waiting out a retry delay does not hold a slot) and, when one is given, a ``gate``
+   (an async context manager entered per attempt inside that slot and before the clock
+   starts: the Ray backend's cluster-wide limit), each attempt bounded by ``timeout_s``,
+   transient failures retried by ``RetryPolicy``. ``aanswer`` is awaited when the pipeline
+   has it; otherwise ``answer`` runs in a thread pool of ``concurrency`` threads (the default
+   ``asyncio.to_thread`` pool has only ``min(32, cpus + 4)`` threads, too few for a slow
+   remote pipeline). A thread whose call timed out cannot be killed: it runs on
+   in the background, its result discarded. Outputs are written to the cache by a
+   ``CacheWriter`` thread, off the event loop; ``arun`` returns only once every entry is on
+   disk;
    ``latency_s`` is filled with the successful attempt's duration when the pipeline left it
    empty.
 
@@ -45,6 +51,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import AbstractAsyncContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -54,8 +61,8 @@ from probeguard.core.cases import Case
 from probeguard.core.errors import UnsupportedCapabilityError
 from probeguard.core.pipeline import Pipeline, PipelineOutput, Variation, check_capabilities
 from probeguard.core.records import CaseError, CaseRecord, RunStats
-from probeguard.log.writer import RunLogWriter, as_logged
-from probeguard.runner.cache import ResponseCache
+from probeguard.log.writer import RunLogWriter, logged_with_line
+from probeguard.runner.cache import CacheWriter, ResponseCache
 from probeguard.runner.retry import RetryPolicy, is_transient
 
 __all__ = ["RunnerConfig", "RunResult", "Runner", "MESSAGE_LIMIT"]
@@ -115,6 +122,9 @@ class _Run:
     records: list[CaseRecord | None]
     semaphore: asyncio.Semaphore
     executor: ThreadPoolExecutor | None
+    writer: CacheWriter | None
+    on_disk: set[str] = field(default_factory=set)
+    """Call keys with a cache entry when the run started (``ResponseCache.existing``)."""
     memo: dict[str, asyncio.Future[tuple[PipelineOutput | None, CaseError | None]]] = field(
         default_factory=dict
     )
@@ -135,6 +145,7 @@ class Runner:
         log: RunLogWriter | None = None,
         resume_from: Mapping[str, CaseRecord] | None = None,
         progress: Callable[[int, int], None] | None = None,
+        gate: Callable[[], AbstractAsyncContextManager[object]] | None = None,
     ) -> None:
         for attr in ("fingerprint", "capabilities"):
             if not hasattr(pipeline, attr):
@@ -151,6 +162,7 @@ class Runner:
         self.log = log
         self.resume_from: Mapping[str, CaseRecord] = resume_from or {}
         self.progress = progress
+        self.gate = gate or nullcontext
         self._progress_failed = False
 
     # -- public ---------------------------------------------------------------------------
@@ -193,10 +205,15 @@ class Runner:
             records=[None] * len(cases),
             semaphore=asyncio.Semaphore(self.config.concurrency),
             executor=executor,
+            writer=CacheWriter(self.cache) if self.cache is not None else None,
         )
         loop = asyncio.get_running_loop()
         try:
             pending = self._settle_without_calls(state, cases, keys, loop)
+            if self.cache is not None:
+                state.on_disk = await asyncio.to_thread(
+                    self.cache.existing, [keys[i] for i in pending]
+                )
             shared = iter(pending)
             n_workers = min(len(pending), 2 * self.config.concurrency)
             workers = [
@@ -209,9 +226,13 @@ class Runner:
                 for task in workers:
                     task.cancel()
                 await asyncio.gather(*workers, return_exceptions=True)
+            if state.writer is not None:
+                await state.writer.drain()
         finally:
             if executor is not None:
                 executor.shutdown(wait=False, cancel_futures=True)
+            if state.writer is not None:
+                state.writer.close()
         records = [r for r in state.records if r is not None]
         assert len(records) == len(cases), "every case ends as a record"
         stats = state.stats.model_copy(
@@ -274,7 +295,8 @@ class Runner:
         )
         state.memo[key] = future
         try:
-            cached = self.cache.get(key) if self.cache is not None else None
+            on_disk = self.cache is not None and key in state.on_disk
+            cached = self.cache.get(key) if on_disk and self.cache is not None else None
             if cached is not None:
                 state.stats.cache_hits += 1
                 future.set_result((cached, None))
@@ -287,11 +309,8 @@ class Runner:
                     duration_s=time.perf_counter() - started,
                 )
             output, error, attempts = await self._call_with_retries(state, case, key)
-            if output is not None and self.cache is not None:
-                try:
-                    self.cache.put(key, output)
-                except OSError as exc:
-                    logger.warning("response cache: cannot write %s (%s)", key, exc)
+            if output is not None and state.writer is not None:
+                state.writer.submit(key, output)
             future.set_result((output, error))
             return CaseRecord(
                 case=case,
@@ -317,10 +336,11 @@ class Runner:
         attempt = 0
         while True:
             async with state.semaphore:
-                state.stats.calls += 1
-                t0 = time.perf_counter()
                 try:
-                    output = await self._call_once(state, case.question, variation)
+                    async with self.gate():
+                        state.stats.calls += 1
+                        t0 = time.perf_counter()
+                        output = await self._call_once(state, case.question, variation)
                 except Exception as exc:
                     failure: Exception = exc
                 else:
@@ -362,12 +382,14 @@ class Runner:
         return result
 
     def _finish(self, state: _Run, i: int, record: CaseRecord, *, write: bool = True) -> None:
-        record = as_logged(record)  # floats normalised: fresh, cached and resumed runs agree
+        # floats normalised: fresh, cached and resumed runs agree; one serialisation serves
+        # the record and its log line
+        record, line = logged_with_line(record)
         state.records[i] = record
         if record.error is not None:
             state.stats.errors += 1
         if write and self.log is not None:
-            self.log.append(record)
+            self.log.append(record, line=line)
         state.done += 1
         if self.progress is not None and not self._progress_failed:
             try:

@@ -8,14 +8,17 @@ from probeguard.stats.classification import (
     balanced_accuracy,
     best_threshold,
     class_rates,
+    stable_threshold,
 )
 from probeguard.stats.estimate import bootstrap_mean, proportion, wilson
 from probeguard.stats.paired import (
+    cluster_members,
     holm,
     mcnemar_exact,
     min_significant_discordant,
     minimum_detectable_difference,
     paired_bootstrap_difference,
+    paired_cluster_difference,
 )
 
 __all__ = [
@@ -26,11 +29,14 @@ __all__ = [
     "best_threshold",
     "bootstrap_mean",
     "class_rates",
+    "cluster_members",
     "holm",
     "mcnemar_exact",
     "min_significant_discordant",
     "minimum_detectable_difference",
     "paired_bootstrap_difference",
+    "paired_cluster_difference",
     "proportion",
+    "stable_threshold",
     "wilson",
 ]

@@ -16,6 +16,20 @@ recall TN/(TN+FP), each a Wilson estimate (``stats.estimate.wilson``).
 ``best_threshold`` picks, on dev scores, the threshold t of the rule ŷ = (score ≥ t) that
 maximises BA over the candidates {each distinct dev score} ∪ {+∞}; ties go to the larger t
 (the stricter judge). NaN scores (unscored) take no part.
+
+``stable_threshold`` (the bench's rule) is the **one-standard-error rule** (Breiman, Friedman,
+Olshen & Stone 1984, *Classification and Regression Trees* §3.4.3; Hastie, Tibshirani &
+Friedman 2009 §7.10) applied to that argmax, which is noisy on a small dev split: with BA*
+the best dev BA, at its cut t*, and::
+
+    SE = ½·√( TPR*(1 − TPR*)/n₊ + TNR*(1 − TNR*)/n₋ )     (binomial SE of BA at t*)
+
+the plateau is every finite candidate cut c with BA(c) ≥ BA* − SE, and the threshold is the
+midpoint (min c + max c)/2 of the plateau's range (+∞ when the plateau holds no finite cut):
+the centre of the band of cuts the dev split cannot tell apart, rather than its noisiest
+point. Chosen over the argmax, a bootstrap-median argmax and a window-smoothed argmax by
+repeated two-fold cross-validation on the dev splits only (every judge and the baseline
+alike; ``probeguard bench judges`` module doc).
 """
 
 from __future__ import annotations
@@ -29,7 +43,14 @@ import numpy as np
 from probeguard.core.estimate import Estimate
 from probeguard.stats.estimate import wilson
 
-__all__ = ["ClassRates", "Confusion", "balanced_accuracy", "best_threshold", "class_rates"]
+__all__ = [
+    "ClassRates",
+    "Confusion",
+    "balanced_accuracy",
+    "best_threshold",
+    "class_rates",
+    "stable_threshold",
+]
 
 NAN = math.nan
 Flags = Sequence[bool] | np.ndarray
@@ -96,10 +117,7 @@ def class_rates(predicted: Flags, truth: Flags) -> ClassRates:
 def best_threshold(scores: Sequence[float] | np.ndarray, truth: Flags) -> float:
     """The dev threshold of the module doc; NaN when no score is defined or a class is
     absent among the scored."""
-    s = np.asarray(scores, dtype=float)
-    t = np.asarray(truth, dtype=bool)
-    keep = ~np.isnan(s)
-    s, t = s[keep], t[keep]
+    s, t = _scored(scores, truth)
     if s.size == 0 or t.all() or not t.any():
         return NAN
     best, best_ba = NAN, -1.0
@@ -108,3 +126,35 @@ def best_threshold(scores: Sequence[float] | np.ndarray, truth: Flags) -> float:
         if ba > best_ba:
             best, best_ba = cut, ba
     return float(best)
+
+
+def _scored(scores: Sequence[float] | np.ndarray, truth: Flags) -> tuple[np.ndarray, np.ndarray]:
+    """The defined scores and their labels."""
+    s = np.asarray(scores, dtype=float)
+    t = np.asarray(truth, dtype=bool)
+    keep = ~np.isnan(s)
+    return s[keep], t[keep]
+
+
+def _ba_at_cuts(s: np.ndarray, t: np.ndarray, cuts: np.ndarray) -> np.ndarray:
+    """BA of "score ≥ c" for every cut c at once (both classes present): TPR(c) = |{positive
+    scores ≥ c}| / n₊, TNR(c) = |{negative scores < c}| / n₋; O((n + cuts)·log n)."""
+    pos, neg = np.sort(s[t]), np.sort(s[~t])
+    tp = pos.size - np.searchsorted(pos, cuts, side="left")
+    tn = np.searchsorted(neg, cuts, side="left")
+    return (tp / pos.size + tn / neg.size) / 2
+
+
+def stable_threshold(scores: Sequence[float] | np.ndarray, truth: Flags) -> float:
+    """The one-standard-error plateau midpoint of the module doc; NaN as ``best_threshold``."""
+    best = best_threshold(scores, truth)
+    if math.isnan(best):
+        return NAN
+    s, t = _scored(scores, truth)
+    tpr = float((s[t] >= best).mean())
+    tnr = float((s[~t] < best).mean())
+    se = 0.5 * math.sqrt(tpr * (1 - tpr) / t.sum() + tnr * (1 - tnr) / (~t).sum())
+    cuts = np.unique(s)
+    floor = float(_ba_at_cuts(s, t, np.asarray([best]))[0]) - se
+    plateau = cuts[_ba_at_cuts(s, t, cuts) >= floor]
+    return float(plateau[0] + plateau[-1]) / 2 if plateau.size else math.inf

@@ -76,7 +76,7 @@ def test_plots_and_json_are_byte_identical_across_runs(slice_result, data_file, 
         "f1_vs_ecs.png",
         "f1_vs_ecs.svg",
     ]
-    for name in [*first.plots, "bench.json", "bench.md"]:
+    for name in [*first.plots, "bench.json", "bench.md", "bench.html"]:
         assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes(), name
     svg = (tmp_path / "a" / "ecs_by_condition.svg").read_text(encoding="utf-8")
     assert "<dc:date>" not in svg
@@ -92,6 +92,8 @@ def test_without_matplotlib_the_bench_still_writes_json_and_md(slice_result, tmp
     assert (tmp_path / "bench.json").is_file()
     assert "probeguard[plots]" in (tmp_path / "bench.md").read_text(encoding="utf-8")
     assert not list(tmp_path.glob("*.svg"))
+    page = (tmp_path / "bench.html").read_text(encoding="utf-8")  # drawn without matplotlib
+    assert '<section id="qasper-ecs" class="plot">' in page and 'id="qasper-token-f1"' in page
 
 
 def test_missing_data_skips_with_a_clear_message(tmp_path):

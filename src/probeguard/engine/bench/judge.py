@@ -70,7 +70,7 @@ from probeguard.results.bench import (
     JudgeRecordScore,
     JudgeXquad,
 )
-from probeguard.stats import wilson
+from probeguard.stats import cluster_members, wilson
 
 __all__ = ["RESAMPLES", "Scored", "cluster_bootstrap", "render_table", "run_judge", "score_all"]
 
@@ -138,8 +138,7 @@ def cluster_bootstrap(
     value = stat(np.arange(n)) if n else NAN
     if n == 0 or math.isnan(value):
         return Estimate(value=NAN, low=NAN, high=NAN, n=n, method=CLUSTER_METHOD)
-    _, inverse = np.unique(np.asarray(clusters), return_inverse=True)
-    members = [np.flatnonzero(inverse == k) for k in range(int(inverse.max()) + 1)]
+    members = cluster_members(clusters)
     k = len(members)
     draws = []
     for _ in range(resamples):

@@ -6,8 +6,9 @@ Protocol, per dataset and judge (records and splits: ``engine.bench.judges_data`
 scores and the baseline: ``engine.bench.judges_models``):
 
 1. every dev and test record gets the judge's score (NaN = unscored, left out and counted);
-2. the threshold t maximising balanced accuracy on dev (``stats.best_threshold``; the rule
-   "supported iff score ≥ t");
+2. the threshold t chosen on dev by the one-standard-error rule (``stats.stable_threshold``:
+   the midpoint of the band of cuts whose dev balanced accuracy is within one standard error
+   of the best; the rule "supported iff score ≥ t"), for every judge and the baseline alike;
 3. on test at that t: balanced accuracy, per-class precision and recall (Wilson), and AUROC of
    the score (P(score of a supported record > score of an unsupported one) + ½·P(tie),
    ``metrics.gate.auroc``); for a judge also the balanced accuracy of its own decision
@@ -20,6 +21,13 @@ generator seeded by (seed, crc32 of "dataset/judge"), so a row does not depend o
 judges ran; each dataset's order and split likewise by (seed, crc32 of its name). Limits: ``limit`` records per split and dataset for every row; SmolLM2 at most
 ``smollm2_limit`` (a stratified seeded prefix of the same order, so its records are a subset
 of the others').
+
+**Paired comparison with the baseline** (each judge row): ΔBA = BA(judge) − BA(baseline),
+each at its own dev threshold, and ΔAUROC likewise, over the test records both scored,
+with a 95% paired cluster-bootstrap interval (``stats.paired_cluster_difference``: one
+cluster draw serves both, from a generator seeded by (seed, crc32 of
+"dataset/judge/paired")). The judge beats the baseline by a margin the interval shows when
+the interval's low end is above 0.
 """
 
 from __future__ import annotations
@@ -57,9 +65,14 @@ from probeguard.results.bench_judges import (
     JudgeScore,
     Skipped,
 )
-from probeguard.stats import balanced_accuracy, best_threshold, class_rates
+from probeguard.stats import (
+    balanced_accuracy,
+    class_rates,
+    paired_cluster_difference,
+    stable_threshold,
+)
 
-__all__ = ["ANCHORS", "SMOLLM2_LIMIT", "measure", "render_table", "run_judges"]
+__all__ = ["ANCHORS", "SMOLLM2_LIMIT", "measure", "paired", "render_table", "run_judges"]
 
 SMOLLM2_LIMIT = 10
 """SmolLM2's default cap per split and dataset (20 records a dataset): it took 17-130 s a
@@ -75,6 +88,7 @@ ANCHORS = (
     ),
 )
 Progress = Callable[[str, int, int], None]
+Pairs = Sequence[tuple[LabelledClaim, float]]
 
 
 def _cap(a: int | None, b: int | None) -> int | None:
@@ -107,7 +121,7 @@ def measure(
 ) -> JudgeRow:
     """One row of the table: the dev threshold, then the test measures (module doc).
     ``decisions``: the judge's own call per test record (default: score ≥ 1)."""
-    threshold = best_threshold([s for _, s in dev], [r.label for r, _ in dev])
+    threshold = stable_threshold([s for _, s in dev], [r.label for r, _ in dev])
     called = [s >= 1.0 for _, s in test] if decisions is None else list(decisions)
     own = np.asarray([c for c, (_, s) in zip(called, test) if not math.isnan(s)], dtype=bool)
     kept = [(r, s) for r, s in test if not math.isnan(s)]
@@ -148,6 +162,58 @@ def measure(
     )
 
 
+def _call(scores: np.ndarray, threshold: float) -> np.ndarray:
+    return scores >= threshold if not math.isnan(threshold) else np.zeros(len(scores), bool)
+
+
+def paired(
+    row: JudgeRow,
+    base: JudgeRow,
+    test: Pairs,
+    base_test: Pairs,
+    *,
+    rng: np.random.Generator,
+    resamples: int = RESAMPLES,
+) -> JudgeRow:
+    """``row`` with ΔBA and ΔAUROC against the baseline row ``base`` (module doc) over the
+    test records both scored (matched by id)."""
+    theirs = {r.id: s for r, s in base_test}
+    both = [
+        (r, s, theirs[r.id])
+        for r, s in test
+        if not math.isnan(s) and r.id in theirs and not math.isnan(theirs[r.id])
+    ]
+    labels = np.asarray([r.label for r, _, _ in both], dtype=bool)
+    mine = np.asarray([s for _, s, _ in both], dtype=float)
+    other = np.asarray([b for _, _, b in both], dtype=float)
+    clusters = [r.cluster for r, _, _ in both]
+
+    def ba(calls: np.ndarray) -> Callable[[np.ndarray], float]:
+        return lambda idx: balanced_accuracy(calls[idx], labels[idx])
+
+    def area(scores: np.ndarray) -> Callable[[np.ndarray], float]:
+        return lambda idx: auroc(scores[idx][labels[idx]], scores[idx][~labels[idx]])
+
+    decided = not (math.isnan(row.threshold) or math.isnan(base.threshold))
+    nan = Estimate(value=NAN, low=NAN, high=NAN, n=len(both), method="paired cluster bootstrap")
+    return row.model_copy(
+        update={
+            "balanced_accuracy_vs_baseline": paired_cluster_difference(
+                ba(_call(mine, row.threshold)),
+                ba(_call(other, base.threshold)),
+                clusters,
+                rng=rng,
+                resamples=resamples,
+            )
+            if decided
+            else nan,
+            "auroc_vs_baseline": paired_cluster_difference(
+                area(mine), area(other), clusters, rng=rng, resamples=resamples
+            ),
+        }
+    )
+
+
 def _score(
     spec: JudgeSpec, records: Sequence[LabelledClaim], progress: Progress | None
 ) -> tuple[list[Scored], float]:
@@ -180,7 +246,7 @@ def _run_set(
     seed: int,
     resamples: int,
     progress: Progress | None,
-) -> tuple[JudgeRow, list[JudgeScore]]:
+) -> tuple[JudgeRow, list[JudgeScore], Pairs]:
     cap = _cap(limit, spec.limit)
     dev, test = take(s.dev, cap), take(s.test, cap)
     scored, seconds = _score(spec, dev + test, progress)
@@ -204,7 +270,7 @@ def _run_set(
         for split, pairs in (("dev", dev_pairs), ("test", test_pairs))
         for r, v in pairs
     ]
-    return row, saved
+    return row, saved, test_pairs
 
 
 def run_judges(
@@ -250,10 +316,15 @@ def run_judges(
         )
     rows, scores = [], []
     for s in sets:
-        for spec in specs:
-            row, saved = _run_set(
-                s, spec, limit=limit, seed=seed, resamples=resamples, progress=progress
-            )
+        runs = [
+            _run_set(s, spec, limit=limit, seed=seed, resamples=resamples, progress=progress)
+            for spec in specs
+        ]
+        base_row, _, base_test = runs[0]  # build_specs puts the baseline first
+        for row, saved, test in runs:
+            if row.kind != "baseline":
+                rng = _rng(seed, f"{s.name}/{row.judge}/paired")
+                row = paired(row, base_row, test, base_test, rng=rng, resamples=resamples)
             rows.append(row)
             scores += saved
     return JudgesBench(

@@ -17,11 +17,18 @@ Judges (``--judges``):
 - ``nli``: ``NliJudge`` from ``judge.nli``; skipped (with the error) when it cannot judge a
   one-pair probe (no ``sentence-transformers``, or no hub to load the model from).
 - ``consensus``: ``judge.consensus`` when configured, else a majority of the available
-  judges among offline, llm and nli; skipped when fewer than two are available.
-- ``smollm2``: the LLM judge's prompts and parsing (``LlmJudge``, ``mode="pair"``, one
-  format retry) answered by SmolLM2-135M-Instruct through llama.cpp instead of HTTP; the
-  contexts are joined into one passage that the generator cuts to its window (n_ctx 2048;
-  one decoding thread).
+  judges among offline, llm and nli — and, when fewer than two of those are available, of
+  offline and smollm2 (the offline fallback; the row's description names the members used).
+  Skipped when fewer than two members are available. A consensus with smollm2 among its
+  members judges as the smollm2 row does: the contexts joined into one passage, at most
+  ``smollm2_limit`` records.
+- ``smollm2``: the LLM judge's yes/no style (``LlmJudge(style="yesno")``,
+  ``detectors.yesno``) answered by SmolLM2-135M-Instruct through llama.cpp instead of HTTP
+  (``detectors.local_judge.smollm2_judge`` from ``judge.smollm2``): one call per factual
+  claim over the record's contexts joined into one passage, cut to ``evidence_words`` (128)
+  words (the sentences sharing most words with the claim), scored P(yes)/(P(yes)+P(no)) from
+  the next-token probabilities (n_ctx 2048; one decoding thread).
+  ``SmolJudge(generator, style="json")`` keeps the JSON prompt (pair mode, one format retry).
   Skipped without cyllama or the weights.
 
 Baseline ``token_overlap`` = |content words of the claim found among the contexts' content
@@ -30,30 +37,25 @@ words| / |content words of the claim| (``nlp.text.content_words``; NaN when the 
 
 from __future__ import annotations
 
-import asyncio
 import importlib.util
 import math
 import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, cast
 
 from probeguard.core.errors import ProbeGuardError
 from probeguard.core.pipeline import Context
 from probeguard.detectors.claims import decompose, factual
 from probeguard.detectors.config import JudgeConfig, LlmJudgeConfig
+from probeguard.detectors.grading import word_overlap
 from probeguard.detectors.judges import Consensus, Judge, judge_claims
 from probeguard.detectors.llm_judge import LlmJudge
+from probeguard.detectors.local_judge import SmolJudge, smollm2_judge
 from probeguard.detectors.nli_judge import NliJudge
 from probeguard.detectors.offline_judge import OfflineJudge
 from probeguard.engine.bench.judges_data import LabelledClaim
 from probeguard.metrics.graded import support_score
 from probeguard.metrics.judged import faithfulness
-from probeguard.models.generators.base import Generation, Generator
-from probeguard.models.generators.llama_cpp import LlamaCppGenerator
-from probeguard.models.generators.openai_compat import OpenAICompatibleGenerator
-from probeguard.models.prompts import PromptTemplate
-from probeguard.nlp.text import content_words
 
 __all__ = [
     "BASELINE",
@@ -69,7 +71,9 @@ __all__ = [
 
 JUDGE_NAMES = ("offline", "smollm2", "llm", "consensus", "nli")
 BASELINE = "token_overlap"
-SMOLLM2_SETTINGS: dict[str, Any] = {"max_tokens": 96, "n_ctx": 2048, "threads": 1}
+CONSENSUS_MEMBERS = ("offline", "llm", "nli")
+"""The default consensus's members; ``CONSENSUS_FALLBACK`` when fewer than two are available."""
+CONSENSUS_FALLBACK = ("offline", "smollm2")
 NAN = math.nan
 _DEFAULT_LLM_URL = LlmJudgeConfig().base_url
 Scored = float | tuple[float, bool]
@@ -88,12 +92,9 @@ class JudgeSpec:
 
 
 def token_overlap(claim: str, contexts: Sequence[str]) -> float:
-    """The baseline of the module doc."""
-    tokens = content_words(claim)
-    if not tokens:
-        return NAN
-    vocab = {t for c in contexts for t in content_words(c)}
-    return sum(t in vocab for t in tokens) / len(tokens)
+    """The baseline of the module doc (``detectors.grading.word_overlap``, also the offline
+    judge's whole-context overlap feature)."""
+    return word_overlap(claim, contexts)
 
 
 def judged_score(judge: Judge, record: LabelledClaim, *, one_passage: bool = False) -> float:
@@ -111,38 +112,6 @@ def judged(judge: Judge, record: LabelledClaim, *, one_passage: bool = False) ->
         return NAN, False
     judgment = judge_claims(judge, facts, contexts, record.question)
     return support_score(judgment), faithfulness(judgment).value == 1.0
-
-
-class _AsyncChat:
-    """An async face (``agenerate``/``aclose``/``config``) on a thread-safe generator, as
-    ``LlmJudge`` calls its HTTP client."""
-
-    def __init__(self, generator: Generator) -> None:
-        self.generator = generator
-
-    async def agenerate(
-        self, question: str, contexts: Sequence[Context], prompt: PromptTemplate
-    ) -> Generation:
-        return await asyncio.to_thread(self.generator.generate, question, contexts, prompt)
-
-    async def aclose(self) -> None:
-        return None
-
-    def config(self) -> dict[str, Any]:
-        return self.generator.config()
-
-
-class SmolJudge(LlmJudge):
-    """``LlmJudge`` (pair mode, one format retry) answered by a local generator."""
-
-    name = "smollm2"
-
-    def __init__(self, generator: Generator) -> None:
-        super().__init__(
-            base_url="http://127.0.0.1/unused", api_key_env=None, mode="pair", format_retries=1
-        )
-        # Same calls as the HTTP client (agenerate, aclose, config); no HTTP is made.
-        self.generator = cast(OpenAICompatibleGenerator, _AsyncChat(generator))
 
 
 def _scorer(judge: Judge, one_passage: bool) -> Callable[[LabelledClaim], Scored]:
@@ -170,11 +139,11 @@ def _try_nli(config: JudgeConfig) -> tuple[Judge | None, str | None]:
     return judge, None
 
 
-def _try_smollm2() -> tuple[Judge | None, str | None]:
+def _try_smollm2(config: JudgeConfig) -> tuple[Judge | None, str | None]:
     if importlib.util.find_spec("cyllama") is None:
         return None, 'cyllama is not installed (pip install "probeguard[llm]")'
     try:
-        return SmolJudge(LlamaCppGenerator(**SMOLLM2_SETTINGS)), None
+        return smollm2_judge(config.smollm2), None
     except (ProbeGuardError, OSError, ValueError) as exc:
         return None, str(exc)
 
@@ -186,7 +155,7 @@ def _available(
     skipped: dict[str, str] = {}
     wanted = set(names)
     if "consensus" in wanted:
-        wanted |= set(config.consensus.judges) if config.consensus else {"offline", "llm", "nli"}
+        wanted |= set(config.consensus.judges if config.consensus else CONSENSUS_MEMBERS)
     if "offline" in wanted:
         built["offline"] = OfflineJudge(**config.offline.model_dump())
     if "llm" in wanted:
@@ -201,8 +170,11 @@ def _available(
             built["nli"] = nli
         else:
             skipped["nli"] = why or "unavailable"
+    if "consensus" in names and not config.consensus:
+        if sum(m in built for m in CONSENSUS_MEMBERS) < 2:
+            wanted |= set(CONSENSUS_FALLBACK)
     if "smollm2" in wanted:
-        smol, why = _try_smollm2()
+        smol, why = _try_smollm2(config)
         if smol is not None:
             built["smollm2"] = smol
         else:
@@ -210,8 +182,18 @@ def _available(
     return built, skipped
 
 
+def _members(config: JudgeConfig, built: Mapping[str, Judge]) -> list[str]:
+    """The consensus's members as configured, else ``CONSENSUS_MEMBERS``, else (fewer than two
+    of those available) ``CONSENSUS_FALLBACK`` (module doc)."""
+    if config.consensus:
+        return list(config.consensus.judges)
+    if sum(m in built for m in CONSENSUS_MEMBERS) >= 2:
+        return list(CONSENSUS_MEMBERS)
+    return list(CONSENSUS_FALLBACK)
+
+
 def _consensus(config: JudgeConfig, built: Mapping[str, Judge]) -> tuple[Judge | None, str | None]:
-    members = list(config.consensus.judges) if config.consensus else ["offline", "llm", "nli"]
+    members = _members(config, built)
     rule = config.consensus.rule if config.consensus else "majority"
     have = [m for m in members if m in built]
     if len(have) < 2:
@@ -220,6 +202,12 @@ def _consensus(config: JudgeConfig, built: Mapping[str, Judge]) -> tuple[Judge |
             f"(available: {', '.join(have) or 'none'})"
         )
     return Consensus([built[m] for m in have], rule), None
+
+
+def _local(judge: Judge) -> bool:
+    """Whether ``judge`` is SmolLM2 or a consensus with it (one passage, ``smollm2_limit``)."""
+    members = judge.judges if isinstance(judge, Consensus) else [judge]
+    return any(isinstance(m, SmolJudge) for m in members)
 
 
 def build_specs(
@@ -258,7 +246,7 @@ def build_specs(
             judge = built[name]
         else:
             continue
-        one = name == "smollm2"
+        one = _local(judge)
         specs.append(
             JudgeSpec(
                 name,

@@ -49,7 +49,6 @@ from probeguard.core.artifacts import write_artifact
 from probeguard.core.cases import Case, Expected
 from probeguard.core.documents import Document, corpus_fingerprint
 from probeguard.core.errors import InputError, MissingExtraError
-from probeguard.core.io import atomic_write_text
 from probeguard.core.pipeline import Context, PipelineOutput, Variation
 from probeguard.core.records import CaseRecord
 from probeguard.corpus.chunkers import make_chunker
@@ -70,6 +69,7 @@ from probeguard.engine.bench.qasper_data import (
 )
 from probeguard.engine.bench.qasper_plots import write_plots
 from probeguard.engine.bench.qasper_summary import condition_rows
+from probeguard.engine.bench.report import write_bench_report
 from probeguard.engine.stages import build_runner, execute
 from probeguard.metrics.coverage import DEFAULT_COVERAGE_THRESHOLD, evidence_coverage_score
 from probeguard.metrics.standard import score_standard
@@ -77,6 +77,7 @@ from probeguard.nlp.text import strip_citations
 from probeguard.pipeline.config import ReferencePipelineConfig
 from probeguard.pipeline.reference import ReferencePipeline
 from probeguard.reports.bench_qasper import render_qasper
+from probeguard.reports.html_pages import qasper_plots
 from probeguard.results.bench_qasper import QasperBench
 from probeguard.runner.settings import RunnerSettings
 
@@ -363,7 +364,7 @@ def _artifact(
 
 def write_qasper(bench: QasperBench, out_dir: Path, *, plots: bool = True) -> QasperBench:
     """Write the plots (unless ``plots`` is False, or matplotlib is missing: then
-    ``plots_note`` says so), ``bench.json`` and ``bench.md`` into ``out_dir``; returns the
+    ``plots_note`` says so), ``bench.json``, ``bench.md`` and ``bench.html`` into ``out_dir``; returns the
     result as saved."""
     names: list[str] = []
     note: str | None = "not asked for (--no-plots)"
@@ -375,5 +376,5 @@ def write_qasper(bench: QasperBench, out_dir: Path, *, plots: bool = True) -> Qa
             note = str(exc)
     saved = bench.model_copy(update={"plots": names, "plots_note": note})
     write_artifact(out_dir / "bench.json", saved)
-    atomic_write_text(out_dir / "bench.md", render_qasper(saved))
+    write_bench_report(out_dir, render_qasper(saved), qasper_plots(saved))
     return saved

@@ -80,12 +80,14 @@ from probeguard.engine.fixes.measure import load_context, measure_fix
 from probeguard.engine.fixes.patch import apply_patch
 from probeguard.engine.fixes.verdict import SHARP, TOLERANCE
 from probeguard.reports.fix_markdown import render_fix_markdown
+from probeguard.reports.html_pages import fix_html
 from probeguard.results.fix import FixArtifact, FixEntry, FixRule
 
 __all__ = ["FIX_JSON", "FIX_MD", "FixRun", "undone_repairs", "verify_fixes", "write_fix"]
 
 FIX_JSON = "fix.json"
 FIX_MD = "fix.md"
+FIX_HTML = "fix.html"
 
 
 @dataclass(frozen=True)
@@ -245,9 +247,11 @@ def _in_words(fix: Fix, why: str) -> FixEntry:
 
 
 def write_fix(result: FixRun, out_dir: str | Path) -> tuple[Path, Path]:
-    """The render stage: ``fix.json`` and ``fix.md`` into ``out_dir`` (atomically)."""
+    """The render stage: ``fix.json``, ``fix.md`` and ``fix.html`` into ``out_dir`` (atomically)."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     write_artifact(out / FIX_JSON, result.artifact)
-    atomic_write_text(out / FIX_MD, render_fix_markdown(result.artifact))
+    markdown = render_fix_markdown(result.artifact)
+    atomic_write_text(out / FIX_MD, markdown)
+    atomic_write_text(out / FIX_HTML, fix_html(result.artifact, markdown))
     return out / FIX_JSON, out / FIX_MD

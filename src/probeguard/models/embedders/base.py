@@ -26,3 +26,9 @@ class Embedder(ABC):
     @abstractmethod
     def config(self) -> dict[str, Any]:
         """Canonical settings, part of the pipeline fingerprint."""
+
+    def cache_id(self) -> str | None:
+        """The model part of an on-disk embedding cache key: a digest of everything that
+        decides a text's vector (settings, and the model files' hash or the model's
+        version), or ``None`` (the default) when vectors must not be cached on disk."""
+        return None

@@ -7,8 +7,14 @@ sentence-transformers' ``all-MiniLM-L6-v2`` (Reimers & Gurevych 2019): mean of t
 states over real tokens (weighted by the attention mask), then L2 normalisation.
 
 Texts are truncated to ``max_length`` word pieces (the model was trained with 256), batched
-after sorting by length (less padding), and padded per batch. Embeddings are cached in-process
-by sha256 of the text (LRU), so overlay documents and repeated queries are embedded once.
+after sorting by length (less padding), and padded per batch; a text's row does not depend on
+its batch. Batches of 8 by default: batch 32 peaked at 927 MiB embedding 400 paragraphs vs
+396 MiB at batch 8, no faster (issue 18).
+
+One onnxruntime session per process per model file and thread setting (``_session``): every
+instance (the pipeline's, the similarity judge's, another ``max_length``) shares it; a second
+session would cost ~220-460 MiB. Caching (in-process memo, on-disk store) is
+``CachedEmbedder``'s job; ``make_embedder`` wraps this embedder in it.
 """
 
 from __future__ import annotations
@@ -17,13 +23,14 @@ import hashlib
 import importlib.util
 import os
 import threading
-from collections import OrderedDict
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
 
 from probeguard.core.errors import MissingExtraError
+from probeguard.core.hashing import digest
 from probeguard.models.embedders.base import Embedder
 
 MODEL_ID = "all-MiniLM-L6-v2-onnx-int8"
@@ -52,12 +59,103 @@ def model_files() -> tuple[str, str]:
     return os.path.join(model_dir, "model.onnx"), tok_path
 
 
+class SharedSession:
+    """One ``InferenceSession`` whose batches all run, one at a time, on one thread.
+
+    Concurrent ``run`` calls on 2 cores gain nothing (onnxruntime's intra-op threads already
+    use every core) but each holds its own activations, and runs from many runner threads
+    leave freed activations in many malloc arenas. On one thread, the peak is one batch's.
+    """
+
+    def __init__(self, session: Any) -> None:
+        self.session = session
+        self.input_names = frozenset(i.name for i in session.get_inputs())
+        self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="onnx-session")
+
+    def run(self, feeds: dict[str, np.ndarray]) -> np.ndarray:
+        """The first output for ``feeds``."""
+        out: np.ndarray = self._thread.submit(self.session.run, None, feeds).result()[0]
+        return out
+
+
+_SESSIONS: dict[tuple[str, int | None], SharedSession] = {}
+_FILE_HASHES: dict[tuple[str, int, int], str] = {}
+_SESSIONS_LOCK = threading.Lock()
+
+
+def _new_session(model_path: str, threads: int | None) -> SharedSession:
+    try:
+        import onnxruntime as ort
+    except ImportError as exc:
+        raise MissingExtraError("onnx", "onnxruntime") from exc
+    options = ort.SessionOptions()
+    options.inter_op_num_threads = 1
+    # No arena and no memory pattern: activations go back to the allocator after each run
+    # instead of staying reserved at the largest batch's size (same outputs, byte for byte).
+    options.enable_cpu_mem_arena = False
+    options.enable_mem_pattern = False
+    if threads is not None:
+        options.intra_op_num_threads = int(threads)
+    return SharedSession(
+        ort.InferenceSession(
+            model_path,
+            sess_options=options,
+            providers=["CPUExecutionProvider"],
+        )
+    )
+
+
+def shared_session(model_path: str, threads: int | None) -> SharedSession:
+    """The process's one session for ``(model_path, threads)``, created on first use."""
+    key = (os.path.realpath(model_path), threads)
+    with _SESSIONS_LOCK:
+        session = _SESSIONS.get(key)
+        if session is None:
+            session = _SESSIONS[key] = _new_session(model_path, threads)
+        return session
+
+
+def file_sha256(path: str) -> str:
+    """sha256 of a file's bytes, memoised per (path, size, mtime)."""
+    st = os.stat(path)
+    key = (os.path.realpath(path), st.st_size, st.st_mtime_ns)
+    with _SESSIONS_LOCK:
+        known = _FILE_HASHES.get(key)
+    if known is None:
+        h = hashlib.sha256()
+        with open(path, "rb") as fh:
+            for block in iter(lambda: fh.read(1 << 20), b""):
+                h.update(block)
+        known = h.hexdigest()
+        with _SESSIONS_LOCK:
+            _FILE_HASHES[key] = known
+    return known
+
+
+def plan_batches(lengths: np.ndarray, batch_size: int, max_tokens: int) -> list[np.ndarray]:
+    """Text indices in batches: sorted by length, longest first (stable), each batch at most
+    ``batch_size`` texts and, padded to its longest text, at most ``max_tokens`` tokens
+    (rows × width; a text longer than that runs alone). Attention memory grows with
+    rows × width², so long texts go a few at a time and short ones eight at a time."""
+    order = np.argsort(-lengths, kind="stable")
+    batches: list[np.ndarray] = []
+    start = 0
+    while start < len(order):
+        width = max(int(lengths[order[start]]), 1)
+        rows = max(1, min(batch_size, max_tokens // width))
+        batches.append(order[start : start + rows])
+        start += rows
+    return batches
+
+
 class MiniLMOnnxEmbedder(Embedder):
     """384-d sentence embeddings from all-MiniLM-L6-v2 (int8), loaded on first use.
 
     ``threads``: onnxruntime intra-op threads (None: onnxruntime's default, all cores).
-    ``cache_size``: how many embeddings the in-process LRU cache keeps (0 disables it).
-    Thread-safe: one ``InferenceSession`` (whose ``run`` is thread-safe) and a locked cache.
+    ``batch_size``: at most this many texts per ``run``; ``max_batch_tokens``: at most this many
+    padded tokens per ``run`` (``plan_batches``). A batch's peak memory grows with its size:
+    8 texts of 256 word pieces peaked at 536 MiB, 2 at 316 MiB, and were no faster.
+    Thread-safe: batches run one at a time through the shared session (``SharedSession``).
     """
 
     name = "minilm"
@@ -66,24 +164,25 @@ class MiniLMOnnxEmbedder(Embedder):
     def __init__(
         self,
         max_length: int = 256,
-        batch_size: int = 32,
+        batch_size: int = 8,
         threads: int | None = None,
-        cache_size: int = 20_000,
+        max_batch_tokens: int = 512,
     ) -> None:
         if not 8 <= max_length <= 512:
             raise ValueError(f"max_length must be within 8..512, got {max_length}")
-        if batch_size < 1:
-            raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+        if batch_size < 1 or max_batch_tokens < 1:
+            raise ValueError(
+                f"batch_size and max_batch_tokens must be >= 1, got {batch_size}, "
+                f"{max_batch_tokens}"
+            )
         self.max_length = int(max_length)
         self.batch_size = int(batch_size)
+        self.max_batch_tokens = int(max_batch_tokens)
         self.threads = threads
-        self.cache_size = int(cache_size)
-        self._session: Any = None
+        self._session: SharedSession | None = None
         self._tokenizer: Any = None
         self._input_names: frozenset[str] = frozenset()
         self._load_lock = threading.Lock()
-        self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
-        self._cache_lock = threading.Lock()
 
     # -- loading --------------------------------------------------------------------
     def _load(self) -> None:
@@ -94,24 +193,14 @@ class MiniLMOnnxEmbedder(Embedder):
                 return
             model_path, tok_path = model_files()
             try:
-                import onnxruntime as ort
-            except ImportError as exc:
-                raise MissingExtraError("onnx", "onnxruntime") from exc
-            try:
                 from tokenizers import Tokenizer
             except ImportError as exc:
                 raise MissingExtraError("onnx", "tokenizers") from exc
             tokenizer = Tokenizer.from_file(tok_path)
             tokenizer.no_padding()  # the file pads to a fixed 128; we pad per batch
             tokenizer.enable_truncation(max_length=self.max_length)
-            options = ort.SessionOptions()
-            options.inter_op_num_threads = 1
-            if self.threads is not None:
-                options.intra_op_num_threads = int(self.threads)
-            session = ort.InferenceSession(
-                model_path, sess_options=options, providers=["CPUExecutionProvider"]
-            )
-            self._input_names = frozenset(i.name for i in session.get_inputs())
+            session = shared_session(model_path, self.threads)
+            self._input_names = session.input_names
             missing = {"input_ids", "attention_mask"} - self._input_names
             if missing:
                 raise RuntimeError(f"{model_path}: model lacks inputs {sorted(missing)}")
@@ -119,63 +208,47 @@ class MiniLMOnnxEmbedder(Embedder):
             self._session = session
 
     # -- embedding ------------------------------------------------------------------
+    def _run_batch(
+        self, session: SharedSession, encodings: list[Any], idx: np.ndarray
+    ) -> np.ndarray:
+        """Pad one batch to its longest text, run it, mean-pool over real tokens, normalise."""
+        width = max(len(encodings[i].ids) for i in idx)
+        ids = np.zeros((len(idx), width), dtype=np.int64)
+        mask = np.zeros((len(idx), width), dtype=np.int64)
+        types = np.zeros((len(idx), width), dtype=np.int64)
+        for row, i in enumerate(idx):
+            enc = encodings[i]
+            n = len(enc.ids)
+            ids[row, :n] = enc.ids
+            mask[row, :n] = 1
+            types[row, :n] = enc.type_ids
+        feeds = {"input_ids": ids, "attention_mask": mask}
+        if "token_type_ids" in self._input_names:
+            feeds["token_type_ids"] = types
+        hidden = session.run(feeds)  # (batch, width, 384)
+        weights = mask[:, :, None].astype(np.float32)
+        summed = (hidden * weights).sum(axis=1)
+        pooled = summed / np.maximum(weights.sum(axis=1), 1e-9)
+        norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+        result: np.ndarray = pooled / np.maximum(norms, 1e-12)
+        return result
+
     def _encode(self, texts: Sequence[str]) -> np.ndarray:
-        """Embed without the cache: sort by length, batch, pad, mean-pool, normalise."""
+        """Tokenise, batch by length (``plan_batches``), run each batch."""
         self._load()
+        session = self._session
+        assert session is not None
         encodings = self._tokenizer.encode_batch(list(texts))
         lengths = np.fromiter((len(e.ids) for e in encodings), dtype=np.int64, count=len(encodings))
-        order = np.argsort(-lengths, kind="stable")
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        for start in range(0, len(order), self.batch_size):
-            idx = order[start : start + self.batch_size]
-            width = int(lengths[idx].max())
-            ids = np.zeros((len(idx), width), dtype=np.int64)
-            mask = np.zeros((len(idx), width), dtype=np.int64)
-            types = np.zeros((len(idx), width), dtype=np.int64)
-            for row, i in enumerate(idx):
-                enc = encodings[i]
-                n = len(enc.ids)
-                ids[row, :n] = enc.ids
-                mask[row, :n] = 1
-                types[row, :n] = enc.type_ids
-            feeds = {"input_ids": ids, "attention_mask": mask}
-            if "token_type_ids" in self._input_names:
-                feeds["token_type_ids"] = types
-            hidden = self._session.run(None, feeds)[0]  # (batch, width, 384)
-            weights = mask[:, :, None].astype(np.float32)
-            summed = (hidden * weights).sum(axis=1)
-            pooled = summed / np.maximum(weights.sum(axis=1), 1e-9)
-            norms = np.linalg.norm(pooled, axis=1, keepdims=True)
-            out[idx] = pooled / np.maximum(norms, 1e-12)
+        for idx in plan_batches(lengths, self.batch_size, self.max_batch_tokens):
+            out[idx] = self._run_batch(session, encodings, idx)
         return out
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        if self.cache_size <= 0:
-            return self._encode(texts)
-        keys = [hashlib.sha256(t.encode("utf-8")).hexdigest() for t in texts]
-        out = np.empty((len(texts), self.dim), dtype=np.float32)
-        todo: dict[str, list[int]] = {}
-        with self._cache_lock:
-            for i, key in enumerate(keys):
-                row = self._cache.get(key)
-                if row is None:
-                    todo.setdefault(key, []).append(i)
-                else:
-                    self._cache.move_to_end(key)
-                    out[i] = row
-        if todo:
-            firsts = [positions[0] for positions in todo.values()]
-            fresh = self._encode([texts[i] for i in firsts])
-            with self._cache_lock:
-                for (key, positions), row in zip(todo.items(), fresh):
-                    out[positions] = row
-                    self._cache[key] = row.copy()
-                    self._cache.move_to_end(key)
-                while len(self._cache) > self.cache_size:
-                    self._cache.popitem(last=False)
-        return out
+        return self._encode(texts)
 
     def config(self) -> dict[str, Any]:
         return {
@@ -185,3 +258,15 @@ class MiniLMOnnxEmbedder(Embedder):
             "pooling": "mean",
             "normalize": True,
         }
+
+    def cache_id(self) -> str:
+        """``config()`` with the sha256 of ``model.onnx`` and ``tokenizer.json`` (found without
+        loading the session)."""
+        model_path, tok_path = model_files()
+        return digest(
+            {
+                **self.config(),
+                "model_sha256": file_sha256(model_path),
+                "tokenizer_sha256": file_sha256(tok_path),
+            }
+        )

@@ -7,6 +7,8 @@ Needs the ``sentence-transformers`` extra (and torch); nothing is imported until
 
 from __future__ import annotations
 
+import importlib.metadata
+import os
 import threading
 from collections.abc import Sequence
 from typing import Any
@@ -14,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from probeguard.core.errors import MissingExtraError
+from probeguard.core.hashing import digest
 from probeguard.models.embedders.base import Embedder
 
 
@@ -69,3 +72,25 @@ class SentenceTransformerEmbedder(Embedder):
 
     def config(self) -> dict[str, Any]:
         return {"name": self.name, "model": self.model_name, "normalize": True}
+
+    def cache_id(self) -> str | None:
+        """``config()`` with the installed sentence-transformers version and, for a model in
+        a local folder, the size and modification time of each of its files. A hub model is
+        keyed by its name: clear the cache after changing the revision it resolves to."""
+        try:
+            version = importlib.metadata.version("sentence-transformers")
+        except importlib.metadata.PackageNotFoundError:
+            return None
+        record: dict[str, Any] = {**self.config(), "sentence_transformers": version}
+        if os.path.isdir(self.model_name):
+            record["files"] = sorted(
+                [
+                    os.path.relpath(os.path.join(root, f), self.model_name),
+                    st.st_size,
+                    st.st_mtime_ns,
+                ]
+                for root, _, files in os.walk(self.model_name)
+                for f in files
+                for st in [os.stat(os.path.join(root, f))]
+            )
+        return digest(record)

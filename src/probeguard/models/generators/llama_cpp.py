@@ -18,6 +18,10 @@ Context budget: the prompt must leave ``max_tokens`` free in ``n_ctx``. When it 
 lowest-ranked contexts (the last ones) are dropped first; if the top context alone is still
 too long, its text is cut to the longest word prefix that fits. Kept contexts keep their
 ``[n]`` numbers. ``metadata`` records how many contexts were used and whether one was cut.
+
+``answer_probabilities`` scores answer words instead of generating: the same prompt and
+context budget, one forward pass, and each word's next-token probability
+(``llama_cpp_logits``; the yes/no judge reads P(yes) and P(no) from it).
 """
 
 from __future__ import annotations
@@ -33,6 +37,11 @@ from typing import Any
 from probeguard.core.errors import MissingExtraError, PipelineCallError, ProbeGuardError
 from probeguard.core.pipeline import Context, Usage
 from probeguard.models.generators.base import Generation, Generator
+from probeguard.models.generators.llama_cpp_logits import (
+    AnswerProbabilities,
+    LogitsSession,
+    answer_mass,
+)
 from probeguard.models.prompts import PromptTemplate, looks_like_refusal, parse_citations
 
 __all__ = ["LlamaCppGenerator", "ModelNotFoundError", "default_model_path"]
@@ -135,6 +144,7 @@ class LlamaCppGenerator(Generator):
         self._llm: Any = None
         self._gen_config: Any = None
         self._model_digest: str | None = None
+        self._logits: LogitsSession | None = None
 
     def __repr__(self) -> str:
         return (
@@ -245,6 +255,36 @@ class LlamaCppGenerator(Generator):
             refused=looks_like_refusal(text),
             usage=usage,
             metadata=metadata,
+        )
+
+    def answer_probabilities(
+        self,
+        question: str,
+        contexts: Sequence[Context],
+        prompt: PromptTemplate,
+        answers: Sequence[str],
+    ) -> AnswerProbabilities:
+        """Each answer word's probability as the first token of the reply (module doc of
+        ``llama_cpp_logits``), over the chat-formatted prompt fitted like ``generate``'s."""
+        with self._lock:
+            llm = self._load()
+            kept, cut = self._fit(llm, question, contexts, prompt)
+            text = llm._apply_template(prompt.messages(question, kept))
+            tokens = llm.vocab.tokenize(text, add_special=True, parse_special=True)
+            if self._logits is None:
+                self._logits = LogitsSession(self.model_path, self.n_ctx, self.n_threads)
+            session = self._logits
+            logprobs = session.next_logprobs(tokens)
+            ids = {a: session.first_token_ids(a) for a in answers}
+        metadata = {
+            "prompt": prompt.name,
+            "generator": self.name,
+            "prompt_tokens": len(tokens),
+            "contexts_used": len(kept),
+            "context_cut": cut,
+        }
+        return AnswerProbabilities(
+            answer_mass(logprobs, ids), session.piece(int(logprobs.argmax())), metadata
         )
 
     # -- fingerprint -----------------------------------------------------------------------

@@ -6,7 +6,10 @@ those k (see ``filters.top_k_indices``); recall is 1 by construction. Masks and 
 scores to ``-inf`` through a boolean array, never touching the matrix. Overlay chunks are
 embedded by the same (already fitted) embedder — so a fitting embedder such as hashed TF-IDF
 scores them under the main corpus's frozen idf — scored as a small separate matrix and merged
-with the main top k. Embedders that cache (MiniLM) embed a repeated overlay chunk once.
+with the main top k. Embedders from ``make_embedder`` that learn nothing from a corpus (MiniLM,
+sentence-transformers) come memoised (``CachedEmbedder``): a repeated overlay chunk, such as
+an injected document re-used by a probe's cases and re-runs, is embedded once per process (and
+once per embedding cache folder across runs).
 
 A fitting embedder (one that overrides ``Embedder.fit``, e.g. hashed TF-IDF) is shallow-copied
 before it is fitted, so one embedder instance can serve several indexes (chunkings) without

@@ -155,31 +155,54 @@ class ChunkMask:
         return mask
 
 
+SMALL_TOP_K = 256
+"""Up to this many scores, one stable ``argsort`` (ties stay in position order) is cheaper than
+``argpartition`` plus the tie resolution: a few numpy calls instead of eight."""
+
+
 def top_k_indices(scores: np.ndarray, k: int, floor: float = -np.inf) -> np.ndarray:
     """Positions of the ``k`` largest scores, best first, ties broken by position; scores
     ``<= floor`` are never returned (``-inf`` marks masked entries; BM25 passes ``floor=0``
     so that chunks sharing no query term are not returned).
 
-    ``np.argpartition(-scores, k - 1)`` finds the k-th score in O(N); every score above it is
-    kept and the tie at the boundary is resolved by position (``np.flatnonzero`` is ordered),
-    so the result is exact and deterministic.
+    With a finite ``floor`` and fewer than half the scores above it, the positions above it
+    are taken first (``np.flatnonzero``, ordered) and the selection runs over those only:
+    on a mostly-zero BM25 vector a partition over all N is the slow part (numpy 2.4: 0.13 ms
+    of a 0.16 ms query at 100k chunks, vs 0.04 ms for the ``flatnonzero``). Positions keep
+    their order, so the result is the same as selecting over the full vector.
     """
     n = scores.shape[0]
     if k <= 0 or n == 0:
         return np.empty(0, dtype=np.int64)
+    if floor == -np.inf:
+        return _top_k_above(scores, k, floor)
+    keep = scores > floor
+    if 2 * int(np.count_nonzero(keep)) >= n:
+        return _top_k_above(scores, k, floor)
+    above = np.flatnonzero(keep)
+    return above[_top_k_above(scores[above], k, floor)]
+
+
+def _top_k_above(scores: np.ndarray, k: int, floor: float) -> np.ndarray:
+    """``top_k_indices`` over the whole vector (``k >= 1``).
+
+    Small vectors: a stable sort of the negated scores (in float64, as exact as the scores).
+    Larger: ``np.partition(-scores, k - 1)`` finds the k-th largest score t in O(N); every
+    position scoring ``>= t`` (and above ``floor``) is a candidate, at least k of them; they
+    are sorted by (score desc, position) and the first k kept, so the result is exact and
+    deterministic. NaN sorts last in the partition and is never returned.
+    """
+    n = scores.shape[0]
+    if n <= SMALL_TOP_K:
+        idx = np.argsort(-scores.astype(np.float64), kind="stable")[:k]
+        return idx[scores[idx] > floor].astype(np.int64, copy=False)
     if k < n:
-        part = np.argpartition(-scores, k - 1)[:k]
-        threshold = scores[part].min()
-        above = np.flatnonzero(scores > threshold)
-        if threshold > floor:
-            ties = np.flatnonzero(scores == threshold)[: k - above.shape[0]]
-            idx = np.concatenate([above, ties])
-        else:
-            idx = above
+        threshold = -np.partition(-scores, k - 1)[k - 1]
+        above = scores >= threshold if threshold > floor else scores > floor
+        idx = np.flatnonzero(above)
     else:
-        idx = np.arange(n)
-    idx = idx[scores[idx] > floor]
-    order = np.lexsort((idx, -scores[idx].astype(np.float64)))
+        idx = np.flatnonzero(scores > floor)
+    order = np.lexsort((idx, -scores[idx].astype(np.float64)))[:k]
     return idx[order].astype(np.int64, copy=False)
 
 

@@ -17,15 +17,23 @@
   var PAGE = 200;
   // Long texts are stored once in data.texts and referred to by index: resolve them here.
   function t(x) { return typeof x === "number" ? data.texts[x] : x; }
-  data.cases.forEach(function (c) { c.q = t(c.q); c.answer = t(c.answer); });
+  // Records are stored as {cols, rows} tables (html_data.columns): back to objects here.
+  function objects(table) {
+    return table.rows.map(function (r) { var o = {}; table.cols.forEach(function (k, i) { o[k] = r[i]; }); return o; });
+  }
+  data.cases = objects(data.cases);
+  data.units = objects(data.units);
+  data.units.forEach(function (u) { if (u.att) u.att.swaps = objects(u.att.swaps); });
+  data.chunks.forEach(function (k) { k[3] = t(k[3]); });
+  data.cases.forEach(function (c) { c.q = t(c.q); c.answer = t(c.answer); c.var = t(c.var); c.expect = t(c.expect); });
   data.units.forEach(function (u) {
     u.q = t(u.q);
     u.ev.forEach(function (row) { row[1] = t(row[1]); });
     if (u.att) {
       u.att.reason = t(u.att.reason);
       u.att.swaps.forEach(function (s) {
-        s.judged = t(s.judged);
-        s.runs.forEach(function (r) { r.answer = t(r.answer); });
+        s.judged = t(s.judged); s.reason = t(s.reason); s.removed = t(s.removed);
+        s.runs.forEach(function (r) { r.answer = t(r.answer); r.docs = t(r.docs); });
       });
     }
   });

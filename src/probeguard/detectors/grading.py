@@ -1,0 +1,148 @@
+"""The offline judge's graded support (version 6): a logistic combination of its rule grade
+with what the claim's words, names and values find in the whole context, so that the score
+ranks claims (AUROC) rather than falling into a few coarse bands.
+
+For a claim ``c`` and a chunk ``k`` of the contexts ``K``::
+
+    support(c, k) = σ(β0 + β_r·r + β_o·o + β_x·x + β_n·n + β_v·v),   σ(z) = 1 / (1 + e^(−z))
+
+- ``r`` the **rule grade** of the cell (``offline_judge`` module docstring, **Graded
+  support**): supported 0.9 + 0.1·cov of the deciding sentence or group; unsupported
+  0.9·max(best ``cov``, ``cov`` of the chunk's spread group); contradicted 0.9·``cov`` of
+  the conflicting sentence (the conflict counts through ``x``, not by zeroing ``r``);
+- ``o`` the **word overlap** of the claim with the whole context: |content words of ``c``
+  found among the content words of ``K``| / |content words of ``c``| (``word_overlap``;
+  0 for a claim without content words, a value answer whose numbers ``v`` checks): words
+  spread over several passages count, which ``r`` (one chunk, at most three sentences)
+  misses;
+- ``x`` = 1 when the cell is contradicted (a number, date, year or polarity conflict);
+- ``n`` the share of the claim's capitalised names (``sentences.claim_names``) among the stems
+  of ``K``'s sentences (1 for a claim without names): a missing name is a rare, specific word
+  the context does not hold;
+- ``v`` = 1 when every number and calendar date of the claim has its equal somewhere in
+  ``K`` (``value_checks.number_check`` and ``date_check`` over the joined contexts; 1 for a
+  claim without any).
+
+``o``, ``n`` and ``v`` belong to the claim and the set of contexts, so they never depend on
+the chunks' order. The coefficients β are fitted by ``benchmarks/fit_support_grade.py``
+(L2-penalised logistic regression on dev splits only: WiCE dev, BEGIN's WoW, CMU-DoG and
+TopicalChat dev files, HaluEval's seeded dev half; each dataset family weighted equally) and
+shipped with their provenance in ``detectors/data/support_grade.json``. Verdicts (supported,
+unsupported, contradicted) are the rules' alone: only the grade changes.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from functools import lru_cache
+from importlib import resources
+from typing import Any
+
+from probeguard.core.hashing import digest
+from probeguard.detectors.judges import Verdict
+from probeguard.detectors.sentences import Sentence, claim_names
+from probeguard.detectors.spread import UNSUPPORTED_GRADE
+from probeguard.detectors.value_checks import date_check, number_check
+from probeguard.nlp.text import content_words
+
+__all__ = [
+    "FEATURES",
+    "ClaimContext",
+    "GradeModel",
+    "cell_features",
+    "claim_context",
+    "grade_model",
+    "regrade",
+    "word_overlap",
+]
+
+FEATURES = ("rule", "overlap", "contradicted", "names", "values")
+"""The order of the features (module doc: r, o, x, n, v) in the model file."""
+MODEL_FILE = "support_grade.json"
+
+
+def word_overlap(claim: str, contexts: Sequence[str]) -> float:
+    """``o`` of the module doc, NaN when the claim has no content words (the caller decides
+    what that counts as): the share of the claim's content words among the contexts'."""
+    tokens = content_words(claim)
+    if not tokens:
+        return math.nan
+    vocab = {t for c in contexts for t in content_words(c)}
+    return sum(t in vocab for t in tokens) / len(tokens)
+
+
+@dataclass(frozen=True)
+class ClaimContext:
+    """The claim-level features ``o``, ``n`` and ``v`` of the module doc."""
+
+    overlap: float
+    names: float
+    values: float
+
+
+def claim_context(claim: str, contexts: Sequence[str], every: Sequence[Sentence]) -> ClaimContext:
+    """``o``, ``n`` and ``v`` of ``claim`` over the contexts' texts and all their sentences."""
+    overlap = word_overlap(claim, contexts)
+    names = claim_names(claim)
+    held = frozenset().union(*(s.own | s.inherited for s in every)) if every else frozenset()
+    joined = " ".join(contexts)
+    values = number_check(claim, joined)[0] and date_check(claim, joined)[0]
+    return ClaimContext(
+        overlap=0.0 if math.isnan(overlap) else overlap,
+        names=len(names & held) / len(names) if names else 1.0,
+        values=float(values),
+    )
+
+
+def cell_features(verdict: Verdict, claim: ClaimContext) -> tuple[float, ...] | None:
+    """(r, o, x, n, v) of one cell, in ``FEATURES`` order; None for a cell without a rule
+    grade (unscored)."""
+    if verdict.label == "unscored" or math.isnan(verdict.support):
+        return None
+    contradicted = verdict.label == "contradicted"
+    score = 0.0 if math.isnan(verdict.score) else verdict.score
+    rule = UNSUPPORTED_GRADE * score if contradicted else verdict.support
+    return (rule, claim.overlap, float(contradicted), claim.names, claim.values)
+
+
+@dataclass(frozen=True)
+class GradeModel:
+    """β of the module doc and where they came from."""
+
+    intercept: float
+    coefficients: tuple[float, ...]
+    provenance: dict[str, Any]
+
+    def grade(self, features: Sequence[float]) -> float:
+        """σ(β0 + Σ β_i·f_i), rounded to 6 places (byte-stable in reports)."""
+        z = self.intercept + math.fsum(b * f for b, f in zip(self.coefficients, features))
+        return round(1.0 / (1.0 + math.exp(-z)), 6)
+
+    def fingerprint(self) -> str:
+        return digest({"intercept": self.intercept, "coefficients": list(self.coefficients)})[:12]
+
+
+@lru_cache(maxsize=1)
+def grade_model() -> GradeModel:
+    """The shipped model (``detectors/data/support_grade.json``)."""
+    text = resources.files("probeguard.detectors").joinpath("data", MODEL_FILE).read_text("utf-8")
+    data = json.loads(text)
+    if tuple(data["features"]) != FEATURES:
+        raise ValueError(f"{MODEL_FILE}: features {data['features']}, expected {FEATURES}")
+    return GradeModel(
+        intercept=float(data["intercept"]),
+        coefficients=tuple(float(b) for b in data["coefficients"]),
+        provenance=dict(data["provenance"]),
+    )
+
+
+def regrade(verdict: Verdict, claim: ClaimContext, model: GradeModel) -> Verdict:
+    """``verdict`` with its ``support`` replaced by the model's grade (unscored cells as
+    they are)."""
+    features = cell_features(verdict, claim)
+    if features is None:
+        return verdict
+    return replace(verdict, support=model.grade(features))

@@ -1,0 +1,107 @@
+"""The offline judge's graded support (``detectors.grading``, judge version 6): it ranks
+claims spread over passages, treats conflicts as penalties, keeps the verdicts, and reads the
+shipped model with its provenance."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from benchmarks import fit_support_grade
+
+from probeguard.core.pipeline import Context
+from probeguard.detectors.grading import (
+    FEATURES,
+    ClaimContext,
+    cell_features,
+    grade_model,
+    word_overlap,
+)
+from probeguard.detectors.judges import Verdict
+from probeguard.detectors.offline_judge import OfflineJudge
+from probeguard.metrics.graded import support_score
+
+PASSAGES = [
+    Context("p1", "Margit Lindqvist founded the Harbour Trust in Malmo in the spring."),
+    Context("p2", "Years later the trust restored the lighthouse on the northern pier."),
+]
+SPREAD = "Margit Lindqvist founded the Harbour Trust, which restored the lighthouse."
+RARE = "Margit Lindqvist founded the Harbour Trust in Uppsala in the spring."
+
+
+def test_a_claim_spread_over_two_passages_outranks_one_with_an_absent_rare_name():
+    judge, rule = OfflineJudge(), OfflineJudge(graded=False)
+    assert support_score(judge.judge([SPREAD], PASSAGES)) > support_score(
+        judge.judge([RARE], PASSAGES)
+    )
+    # the rule grade (version 5) ranked them the other way: one chunk, three sentences at most
+    assert support_score(rule.judge([SPREAD], PASSAGES)) < support_score(
+        rule.judge([RARE], PASSAGES)
+    )
+
+
+def test_a_conflict_is_a_penalty_not_a_zero():
+    chunk = [Context("c", "The museum opened in 1901 in the old customs house by the river.")]
+    judge = OfflineJudge()
+    wrong = judge.judge(["The museum opened in 1905 in the old customs house."], chunk)
+    right = judge.judge(["The museum opened in 1901 in the old customs house."], chunk)
+    unrelated = judge.judge(["Penguins migrate south every winter."], chunk)
+    assert wrong.claim_labels() == ["contradicted"]  # the verdict is the rules' alone
+    assert support_score(unrelated) < support_score(wrong) < support_score(right)
+    assert (
+        OfflineJudge(graded=False)
+        .judge(["The museum opened in 1905 in the old customs house."], chunk)
+        .verdicts[0][0]
+        .support
+        == 0.0
+    )
+
+
+def test_verdicts_do_not_change_and_order_of_chunks_does_not_matter():
+    graded, rule = OfflineJudge(), OfflineJudge(graded=False)
+    a = graded.judge([SPREAD, RARE], PASSAGES)
+    b = graded.judge([SPREAD, RARE], PASSAGES[::-1])
+    assert a.claim_labels() == rule.judge([SPREAD, RARE], PASSAGES).claim_labels()
+    assert support_score(a) == support_score(b)
+    assert graded.fingerprint() != rule.fingerprint() and graded.version == 6
+
+
+def test_cell_features_follow_the_module_doc():
+    info = ClaimContext(overlap=0.5, names=1.0, values=0.0)
+    supported = Verdict("supported", 1.0, "c", support=0.95)
+    contradicted = Verdict("contradicted", 0.8, "c", support=0.0)
+    assert cell_features(supported, info) == (0.95, 0.5, 0.0, 1.0, 0.0)
+    assert cell_features(contradicted, info) == pytest.approx((0.72, 0.5, 1.0, 1.0, 0.0))
+    assert cell_features(Verdict("unscored", chunk_id="c"), info) is None
+
+
+def test_word_overlap_by_hand():
+    assert word_overlap("The Rhine flows to the North Sea.", ["Rhine flows into the sea"]) == 0.75
+    assert math.isnan(word_overlap("the of", ["anything"]))
+
+
+def test_the_shipped_model_states_its_provenance():
+    model = grade_model()
+    assert len(model.coefficients) == len(FEATURES)
+    prov = model.provenance
+    assert prov["script"] == "benchmarks/fit_support_grade.py" and "dev only" in prov["splits"]
+    assert set(prov["datasets"]) == {"wice", "begin-wow", "begin-cmu", "begin-tc", "halueval"}
+    assert 0.0 < model.grade([1.0, 1.0, 0.0, 1.0, 1.0]) < 1.0
+
+
+def test_the_fit_is_deterministic_and_learns_the_sign_of_a_feature():
+    def claim(rule: float) -> np.ndarray:
+        return np.asarray([[rule, 0.5, 0.0, 1.0, 1.0], [rule / 2, 0.5, 0.0, 1.0, 1.0]])
+
+    records = [
+        (ds, label, [claim(0.2 + 0.6 * label + 0.1 * (i % 3))], 0.5)
+        for ds in ("wice", "begin-wow", "halueval")
+        for i in range(12)
+        for label in (False, True)
+    ]
+    beta = fit_support_grade.fit(records)
+    assert beta[1] > 0.0  # the rule grade separates the labels
+    assert np.array_equal(beta, fit_support_grade.fit(records))
+    scores = fit_support_grade.scores(records, beta)
+    assert fit_support_grade.area([r[1] for r in records], scores) == 1.0
