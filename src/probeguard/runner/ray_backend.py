@@ -53,6 +53,7 @@ from probeguard.core.records import CaseRecord, RunStats
 from probeguard.log.writer import RunLogWriter, as_logged
 from probeguard.runner.cache import ResponseCache
 from probeguard.runner.executor import Runner, RunnerConfig, RunResult, case_error
+from probeguard.runner.prepare import prepare_run
 from probeguard.runner.settings import RaySettings
 from probeguard.runner.shards import failed_batch, merge_records, merge_stats, shard
 
@@ -202,6 +203,7 @@ class _Worker:
         runner = Runner(
             self.pipeline, self.config, cache=self.cache, resume_from=resume_from, gate=gate
         )
+        prepare_run(runner, cases)  # this worker's indexes, before its batch's calls
         return runner.run(cases)
 
     def _gate(self) -> Any:
