@@ -3,13 +3,12 @@ llm``): what the rewriting model is asked, how its reply is read, and when a rew
 the template question. The calls themselves go through the runner
 (``probeguard.engine.synth_rewrite``); everything here is pure.
 
-**Request.** One user message per case: the template question and the phrases it must keep
-(``must_keep``), under the fixed ``SYSTEM`` text. ``REWRITE_VERSION`` changes whenever the
-texts or the rules below change (it is part of the cache key).
-
-**Reply.** One JSON object ``{"question": "..."}`` (alone, or inside one Markdown code fence;
-``extra="forbid"``); the question is one line, non-empty and at most
-``max(MAX_GROWTH * len(template), MIN_LIMIT)`` characters. Otherwise ``bad_reply``.
+**Request and reply** depend on the reply style (``probeguard.dataset.rewrite_reply``):
+``json`` sends the template question and the phrases it must keep (``must_keep``) and reads
+one JSON object ``{"question": "..."}``; ``line`` (small local models) sends the question
+alone and reads the first line ending with ``?``. A reply that cannot be read is
+``bad_reply``. ``REWRITE_VERSION`` changes whenever the texts or the rules change (it is part
+of the cache key).
 
 **Checks**, in this order; the first that fails keeps the template and names the reason:
 
@@ -39,18 +38,17 @@ with ``call_failed``. Every case's ``meta["rewrite"]`` records ``status`` (``rew
 
 from __future__ import annotations
 
-import json
-import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import ValidationError
 
 from probeguard.core.cases import Case
 from probeguard.core.errors import InputError
 from probeguard.dataset.attack_types import validate_attack_case
 from probeguard.dataset.formats import from_case
+from probeguard.dataset.rewrite_reply import SYSTEM, ReplyStyle, parse_reply, style_texts
 from probeguard.dataset.synth import NEAR_DUPLICATE, Ranker, holds, jaccard
 from probeguard.dataset.synth_facts import key_terms
 from probeguard.nlp.text import normalize_answer
@@ -71,14 +69,6 @@ __all__ = [
 REWRITE_VERSION = 1
 """Bumped whenever the prompt or the checks change (part of the rewriter's fingerprint)."""
 
-SYSTEM = (
-    "You rewrite one question so that it reads like a question a real person would ask. "
-    "Keep its meaning exactly: the same facts, names, numbers and conditions. Do not answer "
-    "it and do not add facts. Every phrase listed after 'Keep:' must appear in your question "
-    'word for word. Reply with only a JSON object and no other text: {"question": "..."}'
-)
-USER = "Question: {question}\nKeep: {keep}"
-
 REASONS = (
     "over_budget",
     "call_failed",
@@ -92,9 +82,6 @@ REASONS = (
 )
 """Why a template question was kept, in the order the checks run."""
 
-MAX_GROWTH = 2.0
-MIN_LIMIT = 200
-
 MARKERS: Mapping[str, tuple[str, ...]] = {
     "temporal_conflict": ("current", "currently", "now", "latest", "in force", "today"),
     "citation_trap": ("cite", "citation", "source", "passage", "reference"),
@@ -103,13 +90,6 @@ MARKERS: Mapping[str, tuple[str, ...]] = {
 }
 """Per attack type or evolution: words of which the rewrite must keep at least one (the
 first is the one the request names)."""
-
-_FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL)
-
-
-class _Reply(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True)
-    question: str
 
 
 def _label(case: Case) -> str:
@@ -140,31 +120,15 @@ def _forbidden(case: Case) -> tuple[str, ...]:
     return ()
 
 
-def rewrite_request(case: Case) -> str:
-    """The user message for ``case``: its question and the phrases to keep."""
+def rewrite_request(case: Case, style: ReplyStyle = "json") -> str:
+    """The user message for ``case`` in ``style``: its question and (``json``) the phrases
+    to keep."""
     keep = list(must_keep(case))
     markers = MARKERS.get(_label(case))
     if markers:
         keep.append(markers[0])
-    return USER.format(question=case.question, keep="; ".join(keep) or "-")
-
-
-def parse_reply(text: str, template: str) -> str | None:
-    """The rewritten question of a reply, or None when the reply breaks the format."""
-    fenced = _FENCE.search(text)
-    body = (fenced.group(1) if fenced else text).strip()
-    start, end = body.find("{"), body.rfind("}")
-    if start < 0 or end < start:
-        return None
-    try:
-        reply = _Reply.model_validate(json.loads(body[start : end + 1]))
-    except (ValueError, ValidationError):
-        return None
-    question = " ".join(reply.question.split())
-    limit = max(MAX_GROWTH * len(template), MIN_LIMIT)
-    if not question or "\n" in reply.question.strip() or len(question) > limit:
-        return None
-    return question
+    user = style_texts(style)[1]
+    return user.format(question=case.question, keep="; ".join(keep) or "-")
 
 
 def _schema_ok(case: Case) -> bool:
@@ -249,7 +213,7 @@ def _verdict(
     case = ctx.cases[i]
     if i in ctx.refusals:
         return None, ctx.refusals[i]
-    question = None if reply is None else parse_reply(reply, case.question)
+    question = None if reply is None else parse_reply(reply, case.question, ctx.style)
     if question is None:
         return None, "bad_reply"
     reason = check_rewrite(case, question, ctx.rank, ctx.k)
@@ -264,6 +228,7 @@ class _Checks:
     refusals: Mapping[int, str]
     rank: Ranker | None
     k: int
+    style: ReplyStyle
 
 
 def apply_rewrites(
@@ -273,11 +238,12 @@ def apply_rewrites(
     *,
     rank: Ranker | None = None,
     k: int = 5,
+    style: ReplyStyle = "json",
 ) -> tuple[list[Case], RewriteStats]:
     """Each case with its rewrite where every check passes, else its template; ``replies[i]``
-    is the model's raw reply for ``cases[i]`` (None when not asked) and ``refusals[i]`` a
-    reason decided before any check (``over_budget``, ``call_failed``)."""
-    ctx = _Checks(cases=cases, refusals=refusals, rank=rank, k=k)
+    is the model's raw reply for ``cases[i]`` in ``style`` (None when not asked) and
+    ``refusals[i]`` a reason decided before any check (``over_budget``, ``call_failed``)."""
+    ctx = _Checks(cases=cases, refusals=refusals, rank=rank, k=k, style=style)
     questions = [c.question for c in cases]
     out: list[Case] = []
     reasons: Counter[str] = Counter()
