@@ -41,6 +41,8 @@ REWRITE = "How many days do I have to return something under the Refund Policy?"
         f"1. {REWRITE}",
         f"Sure! Here it is:\n\n{REWRITE}\nI hope this helps.",
         f"Paraphrase: '{REWRITE}'",
+        f'Rewrite this as "{REWRITE}"',
+        f'Sure. "{REWRITE}" is how I would ask it.',
     ],
 )
 def test_line_reply_takes_the_first_line_ending_with_a_question_mark(reply: str) -> None:
@@ -55,7 +57,7 @@ def test_line_reply_without_a_question_is_refused() -> None:
 
 
 def test_line_reply_length_bounds() -> None:
-    assert parse_line_reply("What was it?", TEMPLATE) is None  # under a third of the template
+    assert parse_line_reply("What was it?", TEMPLATE) is None  # under a quarter of the template
     assert parse_line_reply("How many days " * 40 + "?", TEMPLATE) is None  # over 200 chars
     assert parse_line_reply("  How many   days do I have to return it?  ", TEMPLATE) == (
         "How many days do I have to return it?"
@@ -65,7 +67,15 @@ def test_line_reply_length_bounds() -> None:
 def test_the_style_picks_the_parser() -> None:
     assert parse_reply(REWRITE, TEMPLATE, "line") == REWRITE
     assert parse_reply(REWRITE, TEMPLATE, "json") is None  # not JSON
-    assert parse_reply(f'{{"question": "{REWRITE}"}}', TEMPLATE, "line") is None  # no "?" end
+    assert parse_reply(f'{{"question": "{REWRITE}"}}', TEMPLATE, "line") is None  # JSON
+
+
+def test_a_quoted_question_is_taken_whole_with_the_quotes_inside_it() -> None:
+    template = 'Which is larger: the one in A for "within ___", or in B for "up to ___"?'
+    inner = 'Quick, which is larger: A\'s "within ___" or B\'s "up to ___"?'
+    assert parse_line_reply(f'Rewritten question: "{inner}"', template) == inner
+    echo = 'A says: "Staff pay 67 cents." Given that, what is the hotel limit per night?'
+    assert parse_line_reply(echo, template) == echo  # not a quoted question: the line
 
 
 def _case() -> Case:
@@ -78,7 +88,7 @@ def _case() -> Case:
 
 
 def test_line_request_is_the_question_alone_and_the_checks_still_apply() -> None:
-    assert rewrite_request(_case(), "line") == TEMPLATE
+    assert rewrite_request(_case(), "line") == f"{TEMPLATE}\nRewrite this as a short question."
     assert rewrite_request(_case(), "json").startswith(f"Question: {TEMPLATE}\nKeep:")
     leak = "Are returns accepted within 30 days under the Refund Policy?"
     cases, stats = apply_rewrites([_case(), _case()], [REWRITE, leak], {}, style="line")
@@ -100,7 +110,7 @@ def test_default_style_and_prompt_per_style() -> None:
         RewritePipeline(line.generator, "yaml")  # type: ignore[arg-type]
     synthesis = synthesize_checked(load_corpus(demo_data_dir() / "corpus.jsonl"), 4, 0)
     plan = plan_rewrites(synthesis, line, None, None)
-    assert [r.question for r in plan.requests] == [
+    assert [r.question.splitlines()[0] for r in plan.requests] == [
         c.question for c in (*synthesis.golden, *synthesis.attacks)
     ]
 

@@ -122,14 +122,20 @@ class _Server:
         self.script: dict[str, str] = {}
         self.calls = 0
         self.url = ""
+        self.users: list[str] = []
 
     async def handle(self, request: web.Request) -> web.StreamResponse:
         body = await request.json()
         self.calls += 1
         user = body["messages"][-1]["content"]
+        self.users.append(user)
         match = re.search(r"Question: (.*)\nKeep:", user, re.DOTALL)
-        template = match.group(1) if match else ""
-        default = json.dumps({"question": f"Quick question: {template}"})
+        if match is None:  # the line style: the question, then the instruction
+            template = user.split("\n")[0]
+            default = f'Sure! Rewritten question: "Quick, {template}"'
+        else:
+            template = match.group(1)
+            default = json.dumps({"question": f"Quick question: {template}"})
         return web.json_response(completion(self.script.get(template, default), body["model"]))
 
 
@@ -248,6 +254,22 @@ def test_rewrites_are_checked_counted_recorded_and_cached(
     assert f"0 calls for {N} cases ({N} cached)" in again.output
     for suffix in (".jsonl", ".attacks.jsonl"):
         assert (tmp_path / f"a{suffix}").read_bytes() == (tmp_path / f"b{suffix}").read_bytes()
+
+
+def test_line_style_sends_the_question_alone_and_reads_the_question_line(
+    server: _Server, tmp_path: Path
+) -> None:
+    server.script, server.calls, server.users = {}, 0, []
+    result = _synth(server, tmp_path, "l", "--reply-style", "line")
+    assert result.exit_code == 0, result.output
+    assert server.calls == N
+    assert all(u.endswith("\nRewrite this as a short question.") for u in server.users)
+    assert not any("Keep:" in u for u in server.users)
+    rows = _rows(tmp_path, "l")
+    rewritten = [r for r in rows if r["meta"]["rewrite"]["status"] == "rewritten"]
+    assert rewritten and all(
+        r["question"] == f"Quick, {r['meta']['rewrite']['template']}" for r in rewritten
+    )
 
 
 def test_max_calls_bounds_the_calls_and_the_rest_keep_their_template(

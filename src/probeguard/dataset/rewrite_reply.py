@@ -9,13 +9,20 @@ code fence (``extra="forbid"``, strict types), its question one line.
 
 **line** (for a small local model, e.g. the bundled 135M SmolLM2, which does not keep to a
 JSON schema; as the judge's ``yesno`` style): the system text ``LINE_SYSTEM`` asks for the
-question in other words and nothing else; the user text is ``LINE_USER`` around the template
-question alone (a list of phrases to keep only made the small model copy or answer it; the
-checks still enforce them). The rewrite is the first line of the reply that, once cleaned,
-ends with ``?``. Cleaning, in order: surrounding whitespace; Markdown emphasis (``*``, ``_``);
-a list marker (``-``, ``*``, ``•``, ``1.``, ``1)``); a label ending in a colon whose last word
-is "question", "rewrite" or "paraphrase" ("Question:", "Rewritten question:", "Paraphrase:");
-surrounding quotes (straight, curly or backticks).
+question in other words and nothing else; the user text ``LINE_USER`` is the template question
+followed by "Rewrite this as a short question." (no list of phrases to keep: the checks
+enforce them). Chosen on 8 demo cases from five wordings: with the question alone, or after
+"Paraphrase this question:", "Original question: ... The same question in other words:" or
+"Ask this question in a different way", SmolLM2-135M answered the question or restated it as
+a statement (0-2 of 8 replies were questions); this one gave questions for 5 of 8. The
+rewrite is the first line of the reply that, once cleaned, ends with ``?``; or, when the
+line is a quoted question (double or curly quotes, from the first opening quote to the last
+closing one) with at most 40 characters of other text around it (``Rewrite this as "How
+...?"``), that question. Cleaning, in
+order: surrounding whitespace; Markdown emphasis (``*``, ``_``); a list marker (``-``,
+``*``, ``•``, ``1.``, ``1)``); a label ending in a colon whose last word is "question",
+"rewrite" or "paraphrase" ("Question:", "Rewritten question:", "Paraphrase:"); surrounding
+quotes (straight, curly or backticks).
 
 **Length bounds** (both styles): the question (whitespace collapsed) is non-empty and at most
 ``max(MAX_GROWTH × len(template), MIN_LIMIT)`` characters; in the line style it is also at
@@ -59,17 +66,18 @@ SYSTEM = (
 USER = "Question: {question}\nKeep: {keep}"
 
 LINE_SYSTEM = "Rewrite the question in other words. Reply with the question only."
-LINE_USER = "{question}"
+LINE_USER = "{question}\nRewrite this as a short question."
 
 MAX_GROWTH = 2.0
 MIN_LIMIT = 200
-MIN_SHARE = 1 / 3
+MIN_SHARE = 1 / 4
 
 _FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL)
 _EMPHASIS = re.compile(r"^[*_]+|[*_]+$")
 _LIST_MARKER = re.compile(r"^(?:[-*\u2022]|\d{1,2}[.)])\s+")
 _LABEL = re.compile(r"^[A-Za-z ]{0,30}\b(?:question|rewrite|paraphrase)\s*:\s*", re.IGNORECASE)
 _QUOTES = "\"'`\u201c\u201d\u2018\u2019"
+_QUOTED = re.compile(r"^[^\"\u201c{]{0,40}[\"\u201c](.+\?)[\"\u201d][^\"\u201d]{0,40}$")
 
 
 class _Reply(BaseModel):
@@ -117,7 +125,8 @@ def parse_line_reply(text: str, template: str) -> str | None:
     """The first line of a ``line``-style reply that ends with ``?`` once cleaned (module
     docstring), within the length bounds; None when there is none."""
     for raw in text.splitlines():
-        line = _clean(raw)
+        quoted = _QUOTED.match(raw.strip())
+        line = _clean(quoted.group(1) if quoted else raw)
         if line.endswith("?"):
             return _bounded(line, template, MIN_SHARE)
     return None
