@@ -42,6 +42,8 @@ REWRITE = "How many days do I have to return something under the Refund Policy?"
         f"Sure! Here it is:\n\n{REWRITE}\nI hope this helps.",
         f"Paraphrase: '{REWRITE}'",
         f'Rewrite this as "{REWRITE}"',
+        f"Rewrite this as: {REWRITE}",
+        f"Rephrased: {REWRITE}",
         f'Sure. "{REWRITE}" is how I would ask it.',
     ],
 )

@@ -98,6 +98,28 @@ def test_unchanged_schema_and_retrieval_checks() -> None:
     assert check_rewrite(case, "", None, 5) == "schema"
 
 
+def _golden(question: str) -> Case:
+    return Case(
+        id="g",
+        question=question,
+        expected=Expected(answers=("5 years",), evidence_doc_ids=("leave",)),
+        meta={"evolution": "hypothetical", "origin": "synthesized"},
+    )
+
+
+def test_a_rewrite_that_asks_for_less_or_fills_the_slot_is_refused() -> None:
+    """Regression: SmolLM2 rewrites that passed every check but no longer asked the
+    question: the second wh-phrase cut off, or the asked number filled in."""
+    two = _golden("What does the form need, and at least how many photos of the defect?")
+    assert check_rewrite(two, "What does the form need?", None, 5) == "slot_dropped"
+    assert check_rewrite(two, "What must the form hold, and how many photos?", None, 5) is None
+    one = _golden("After how many years of service does leave rise to 25 days?")
+    filled = "What if after 25 years of service leave rises to 25 days?"
+    assert check_rewrite(one, filled, None, 5) == "fact_added"
+    ok = "What's the number of years of service before leave rises to 25 days?"
+    assert check_rewrite(one, ok, None, 5) is None  # "what's" is a wh-word
+
+
 def test_near_duplicates_of_other_cases_keep_their_template() -> None:
     a = _premise()
     b = a.model_copy(

@@ -20,9 +20,10 @@ line is a quoted question (double or curly quotes, from the first opening quote 
 closing one) with at most 40 characters of other text around it (``Rewrite this as "How
 ...?"``), that question. Cleaning, in
 order: surrounding whitespace; Markdown emphasis (``*``, ``_``); a list marker (``-``,
-``*``, ``•``, ``1.``, ``1)``); a label ending in a colon whose last word is "question",
-"rewrite" or "paraphrase" ("Question:", "Rewritten question:", "Paraphrase:"); surrounding
-quotes (straight, curly or backticks).
+``*``, ``•``, ``1.``, ``1)``); a label of letters and spaces ending in a colon that holds
+"question", "rewrite", "rewritten", "paraphrase(d)" or "rephrase(d)" ("Question:",
+"Rewritten question:", "Paraphrase:", "Rewrite this as:"); surrounding quotes (straight,
+curly or backticks).
 
 **Length bounds** (both styles): the question (whitespace collapsed) is non-empty and at most
 ``max(MAX_GROWTH × len(template), MIN_LIMIT)`` characters; in the line style it is also at
@@ -75,7 +76,10 @@ MIN_SHARE = 1 / 4
 _FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL)
 _EMPHASIS = re.compile(r"^[*_]+|[*_]+$")
 _LIST_MARKER = re.compile(r"^(?:[-*\u2022]|\d{1,2}[.)])\s+")
-_LABEL = re.compile(r"^[A-Za-z ]{0,30}\b(?:question|rewrite|paraphrase)\s*:\s*", re.IGNORECASE)
+_LABEL = re.compile(
+    r"^[A-Za-z ]{0,30}\b(?:question|rewrite|rewritten|paraphrased?|rephrased?)\b[A-Za-z ]{0,15}:\s*",
+    re.IGNORECASE,
+)
 _QUOTES = "\"'`\u201c\u201d\u2018\u2019"
 _QUOTED = re.compile(r"^[^\"\u201c{]{0,40}[\"\u201c](.+\?)[\"\u201d][^\"\u201d]{0,40}$")
 

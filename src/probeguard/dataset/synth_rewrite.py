@@ -24,10 +24,16 @@ of the cache key).
    "exact"; when the template holds one) has no member, or a forbidden word the template
    does not hold appears (entity collision: the competitor's name; lexical mismatch: a word
    the synonym tables replaced);
-5. ``not_retrieved`` — with a ranker, an answerable case (not ``lexical_mismatch``) whose
+5. ``slot_dropped`` — the rewrite asks for less: it holds fewer wh-words (``WH_WORDS``, as
+   whole words, "what's" counting as "what") than the template (e.g. "..., and at least how
+   many photos?" cut to its first half);
+6. ``fact_added`` — the rewrite states a number more often than the template (numbers:
+   ``NUMBER``; e.g. "after how many years ..." rewritten "after 25 years ...", filling the
+   asked slot with a value);
+7. ``not_retrieved`` — with a ranker, an answerable case (not ``lexical_mismatch``) whose
    evidence documents are not all in the lexical baseline's top ``k`` for the rewrite (the
    synthesizer's own check, ``synth._Picker``);
-6. ``near_duplicate`` — the rewrite is a near duplicate (``synth.NEAR_DUPLICATE``) of another
+8. ``near_duplicate`` — the rewrite is a near duplicate (``synth.NEAR_DUPLICATE``) of another
    case's current question (cases are taken in order; an accepted rewrite replaces its
    template for the cases after it).
 
@@ -38,6 +44,7 @@ with ``call_failed``. Every case's ``meta["rewrite"]`` records ``status`` (``rew
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -55,9 +62,11 @@ from probeguard.nlp.text import normalize_answer
 
 __all__ = [
     "MARKERS",
+    "NUMBER",
     "REASONS",
     "REWRITE_VERSION",
     "SYSTEM",
+    "WH_WORDS",
     "RewriteStats",
     "apply_rewrites",
     "check_rewrite",
@@ -77,10 +86,16 @@ REASONS = (
     "schema",
     "answer_leaked",
     "planted_dropped",
+    "slot_dropped",
+    "fact_added",
     "not_retrieved",
     "near_duplicate",
 )
 """Why a template question was kept, in the order the checks run."""
+
+WH_WORDS = frozenset(("what", "which", "who", "whom", "whose", "when", "where", "why", "how"))
+NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+"""A number: digits, with decimal or thousands separators."""
 
 MARKERS: Mapping[str, tuple[str, ...]] = {
     "temporal_conflict": ("current", "currently", "now", "latest", "in force", "today"),
@@ -152,6 +167,10 @@ def _planted_ok(case: Case, question: str) -> bool:
     return not any(holds(question, w) for w in back)
 
 
+def _wh_count(text: str) -> int:
+    return sum(1 for word in re.findall(r"[a-z]+", text.lower()) if word in WH_WORDS)
+
+
 def _retrieved(case: Case, question: str, rank: Ranker | None, k: int) -> bool:
     exp = case.expected
     if rank is None or exp.mode == "abstain" or case.meta.get("attack_type") == "lexical_mismatch":
@@ -160,7 +179,7 @@ def _retrieved(case: Case, question: str, rank: Ranker | None, k: int) -> bool:
 
 
 def check_rewrite(case: Case, question: str, rank: Ranker | None, k: int) -> str | None:
-    """The reason the rewrite ``question`` of ``case`` is refused (checks 1-5 of the
+    """The reason the rewrite ``question`` of ``case`` is refused (checks 1-7 of the
     module docstring), or None when it may replace the template."""
     if normalize_answer(question) == normalize_answer(case.question):
         return "unchanged"
@@ -174,6 +193,10 @@ def check_rewrite(case: Case, question: str, rank: Ranker | None, k: int) -> str
         return "answer_leaked"
     if not _planted_ok(case, question):
         return "planted_dropped"
+    if _wh_count(question) < _wh_count(case.question):
+        return "slot_dropped"
+    if Counter(NUMBER.findall(question)) - Counter(NUMBER.findall(case.question)):
+        return "fact_added"
     if not _retrieved(case, question, rank, k):
         return "not_retrieved"
     return None
