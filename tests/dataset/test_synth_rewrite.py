@@ -92,8 +92,9 @@ def test_unchanged_schema_and_retrieval_checks() -> None:
         )
         == "unchanged"
     )
-    assert check_rewrite(case, "Why 60 days?", lambda q, k: ["other"], 5) == "not_retrieved"
-    assert check_rewrite(case, "Why 60 days?", lambda q, k: ["refund"], 5) is None
+    reworded = "Why does the Refund Policy claim returns are accepted within 60 days?"
+    assert check_rewrite(case, reworded, lambda q, k: ["other"], 5) == "not_retrieved"
+    assert check_rewrite(case, reworded, lambda q, k: ["refund"], 5) is None
     # an empty question fails the case schema (Case.question has min_length 1)
     assert check_rewrite(case, "", None, 5) == "schema"
 
@@ -110,14 +111,25 @@ def _golden(question: str) -> Case:
 def test_a_rewrite_that_asks_for_less_or_fills_the_slot_is_refused() -> None:
     """Regression: SmolLM2 rewrites that passed every check but no longer asked the
     question: the second wh-phrase cut off, or the asked number filled in."""
-    two = _golden("What does the form need, and at least how many photos of the defect?")
-    assert check_rewrite(two, "What does the form need?", None, 5) == "slot_dropped"
-    assert check_rewrite(two, "What must the form hold, and how many photos?", None, 5) is None
+    two = _golden("What must the warranty form hold, and at least how many defect photos?")
+    cut = "What must the warranty form hold, with defect photos?"
+    assert check_rewrite(two, cut, None, 5) == "slot_dropped"
+    ok = "What must the warranty form hold, and how many defect photos at least?"
+    assert check_rewrite(two, ok, None, 5) is None
     one = _golden("After how many years of service does leave rise to 25 days?")
     filled = "What if after 25 years of service leave rises to 25 days?"
     assert check_rewrite(one, filled, None, 5) == "fact_added"
     ok = "What's the number of years of service before leave rises to 25 days?"
     assert check_rewrite(one, ok, None, 5) is None  # "what's" is a wh-word
+
+
+def test_a_rewrite_that_drops_what_the_question_is_about_is_refused() -> None:
+    """Regression: SmolLM2's "What is the University of Castaby?" passed every check."""
+    case = _golden("The University of Castaby was established when and is known for physics?")
+    vague = "What is the University of Castaby?"
+    assert check_rewrite(case, vague, None, 5) == "content_dropped"
+    ok = "When was the University of Castaby, known for physics, established?"
+    assert check_rewrite(case, ok, None, 5) is None
 
 
 def test_near_duplicates_of_other_cases_keep_their_template() -> None:
@@ -346,21 +358,24 @@ def test_smollm2_rewrites_offline_and_reruns_identically(tmp_path: Path) -> None
         "synth",
         str(CORPUS),
         "--n",
-        "8",
+        "48",
         "--seed",
-        "0",  # 1 of these 8 rewrites passes every check (seed 1: none)
+        "0",
         "--rewrite",
         "llm",
         "--llm",
         "llama_cpp",
     ]
     base += ["--yes", "--cache-dir", str(tmp_path / "cache")]
-    first = CliRunner().invoke(cli, [*base, "--out", str(tmp_path / "s.jsonl")])
+    # the 19th call (a "simple" question) passes every check; the 18 before do not
+    first = CliRunner().invoke(
+        cli, [*base, "--max-calls", "19", "--out", str(tmp_path / "s.jsonl")]
+    )
     assert first.exit_code == 0, first.output
     assert "llama.cpp, SmolLM2 (offline)" in first.output
     assert "rewritten 0 of" not in first.output  # the line style: at least one accepted
     rows = _rows(tmp_path, "s")
-    assert len(rows) == 8 and all(
+    assert len(rows) == 48 and all(
         r["meta"]["rewrite"]["status"] in {"rewritten", "kept"} for r in rows
     )
     assert any(r["meta"]["rewrite"]["status"] == "rewritten" for r in rows)
@@ -378,8 +393,10 @@ def test_smollm2_rewrites_offline_and_reruns_identically(tmp_path: Path) -> None
             and r.get("type") != "lexical_mismatch"
         ):
             assert set(r["evidence_doc_ids"]) <= set(rank(r["question"], 5))
-    second = CliRunner().invoke(cli, [*base, "--out", str(tmp_path / "t.jsonl")])
-    assert "0 calls for 8 cases (8 cached)" in second.output
+    second = CliRunner().invoke(
+        cli, [*base, "--max-calls", "0", "--out", str(tmp_path / "t.jsonl")]
+    )
+    assert "0 calls for 48 cases (19 cached)" in second.output
     for suffix in (".jsonl", ".attacks.jsonl"):
         assert (tmp_path / f"s{suffix}").read_bytes() == (tmp_path / f"t{suffix}").read_bytes()
 

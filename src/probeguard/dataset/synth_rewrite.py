@@ -24,16 +24,20 @@ of the cache key).
    "exact"; when the template holds one) has no member, or a forbidden word the template
    does not hold appears (entity collision: the competitor's name; lexical mismatch: a word
    the synonym tables replaced);
-5. ``slot_dropped`` — the rewrite asks for less: it holds fewer wh-words (``WH_WORDS``, as
+5. ``content_dropped`` — the rewrite keeps less than ``KEEP_SHARE`` of the template's
+   content words (``synth_facts.key_terms``, lower-cased, exact): a paraphrase rewords, it
+   does not drop what the question is about ("What is the University of Castaby?" for "The
+   University of Castaby was established when and is known for physics and navigation?");
+6. ``slot_dropped`` — the rewrite asks for less: it holds fewer wh-words (``WH_WORDS``, as
    whole words, "what's" counting as "what") than the template (e.g. "..., and at least how
    many photos?" cut to its first half);
-6. ``fact_added`` — the rewrite states a number more often than the template (numbers:
+7. ``fact_added`` — the rewrite states a number more often than the template (numbers:
    ``NUMBER``; e.g. "after how many years ..." rewritten "after 25 years ...", filling the
    asked slot with a value);
-7. ``not_retrieved`` — with a ranker, an answerable case (not ``lexical_mismatch``) whose
+8. ``not_retrieved`` — with a ranker, an answerable case (not ``lexical_mismatch``) whose
    evidence documents are not all in the lexical baseline's top ``k`` for the rewrite (the
    synthesizer's own check, ``synth._Picker``);
-8. ``near_duplicate`` — the rewrite is a near duplicate (``synth.NEAR_DUPLICATE``) of another
+9. ``near_duplicate`` — the rewrite is a near duplicate (``synth.NEAR_DUPLICATE``) of another
    case's current question (cases are taken in order; an accepted rewrite replaces its
    template for the cases after it).
 
@@ -61,6 +65,7 @@ from probeguard.dataset.synth_facts import key_terms
 from probeguard.nlp.text import normalize_answer
 
 __all__ = [
+    "KEEP_SHARE",
     "MARKERS",
     "NUMBER",
     "REASONS",
@@ -86,6 +91,7 @@ REASONS = (
     "schema",
     "answer_leaked",
     "planted_dropped",
+    "content_dropped",
     "slot_dropped",
     "fact_added",
     "not_retrieved",
@@ -93,6 +99,8 @@ REASONS = (
 )
 """Why a template question was kept, in the order the checks run."""
 
+KEEP_SHARE = 0.5
+"""Least share of the template's content words a rewrite keeps."""
 WH_WORDS = frozenset(("what", "which", "who", "whom", "whose", "when", "where", "why", "how"))
 NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 """A number: digits, with decimal or thousands separators."""
@@ -167,6 +175,11 @@ def _planted_ok(case: Case, question: str) -> bool:
     return not any(holds(question, w) for w in back)
 
 
+def _kept_share(template: str, question: str) -> float:
+    terms = key_terms(template)
+    return len(terms & key_terms(question)) / len(terms) if terms else 1.0
+
+
 def _wh_count(text: str) -> int:
     return sum(1 for word in re.findall(r"[a-z]+", text.lower()) if word in WH_WORDS)
 
@@ -179,7 +192,7 @@ def _retrieved(case: Case, question: str, rank: Ranker | None, k: int) -> bool:
 
 
 def check_rewrite(case: Case, question: str, rank: Ranker | None, k: int) -> str | None:
-    """The reason the rewrite ``question`` of ``case`` is refused (checks 1-7 of the
+    """The reason the rewrite ``question`` of ``case`` is refused (checks 1-8 of the
     module docstring), or None when it may replace the template."""
     if normalize_answer(question) == normalize_answer(case.question):
         return "unchanged"
@@ -193,6 +206,8 @@ def check_rewrite(case: Case, question: str, rank: Ranker | None, k: int) -> str
         return "answer_leaked"
     if not _planted_ok(case, question):
         return "planted_dropped"
+    if _kept_share(case.question, question) < KEEP_SHARE:
+        return "content_dropped"
     if _wh_count(question) < _wh_count(case.question):
         return "slot_dropped"
     if Counter(NUMBER.findall(question)) - Counter(NUMBER.findall(case.question)):
