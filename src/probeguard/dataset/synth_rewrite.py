@@ -6,9 +6,10 @@ the template question. The calls themselves go through the runner
 **Request and reply** depend on the reply style (``probeguard.dataset.rewrite_reply``):
 ``json`` sends the template question and the phrases it must keep (``must_keep``) and reads
 one JSON object ``{"question": "..."}``; ``line`` (small local models) sends the question
-alone and reads the first line ending with ``?``. A reply that cannot be read is
-``bad_reply``. ``REWRITE_VERSION`` changes whenever the texts or the rules change (it is part
-of the cache key).
+and "Rewrite this as a short question." and reads the first line ending with ``?``. A reply
+that cannot be read is ``bad_reply``. ``REWRITE_VERSION`` changes whenever the request texts
+change (it is part of the cache key); the cache holds raw replies, so a change of the reading
+rules or the checks below needs no new call.
 
 **Checks**, in this order; the first that fails keeps the template and names the reason:
 
@@ -81,7 +82,7 @@ __all__ = [
 ]
 
 REWRITE_VERSION = 1
-"""Bumped whenever the prompt or the checks change (part of the rewriter's fingerprint)."""
+"""Bumped whenever the request texts change (part of the rewriter's fingerprint)."""
 
 REASONS = (
     "over_budget",
