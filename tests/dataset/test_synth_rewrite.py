@@ -92,10 +92,44 @@ def test_unchanged_schema_and_retrieval_checks() -> None:
         )
         == "unchanged"
     )
-    assert check_rewrite(case, "Why 60 days?", lambda q, k: ["other"], 5) == "not_retrieved"
-    assert check_rewrite(case, "Why 60 days?", lambda q, k: ["refund"], 5) is None
+    reworded = "Why does the Refund Policy claim returns are accepted within 60 days?"
+    assert check_rewrite(case, reworded, lambda q, k: ["other"], 5) == "not_retrieved"
+    assert check_rewrite(case, reworded, lambda q, k: ["refund"], 5) is None
     # an empty question fails the case schema (Case.question has min_length 1)
     assert check_rewrite(case, "", None, 5) == "schema"
+
+
+def _golden(question: str) -> Case:
+    return Case(
+        id="g",
+        question=question,
+        expected=Expected(answers=("5 years",), evidence_doc_ids=("leave",)),
+        meta={"evolution": "hypothetical", "origin": "synthesized"},
+    )
+
+
+def test_a_rewrite_that_asks_for_less_or_fills_the_slot_is_refused() -> None:
+    """Regression: SmolLM2 rewrites that passed every check but no longer asked the
+    question: the second wh-phrase cut off, or the asked number filled in."""
+    two = _golden("What must the warranty form hold, and at least how many defect photos?")
+    cut = "What must the warranty form hold, with defect photos?"
+    assert check_rewrite(two, cut, None, 5) == "slot_dropped"
+    ok = "What must the warranty form hold, and how many defect photos at least?"
+    assert check_rewrite(two, ok, None, 5) is None
+    one = _golden("After how many years of service does leave rise to 25 days?")
+    filled = "What if after 25 years of service leave rises to 25 days?"
+    assert check_rewrite(one, filled, None, 5) == "fact_added"
+    ok = "What's the number of years of service before leave rises to 25 days?"
+    assert check_rewrite(one, ok, None, 5) is None  # "what's" is a wh-word
+
+
+def test_a_rewrite_that_drops_what_the_question_is_about_is_refused() -> None:
+    """Regression: SmolLM2's "What is the University of Castaby?" passed every check."""
+    case = _golden("The University of Castaby was established when and is known for physics?")
+    vague = "What is the University of Castaby?"
+    assert check_rewrite(case, vague, None, 5) == "content_dropped"
+    ok = "When was the University of Castaby, known for physics, established?"
+    assert check_rewrite(case, ok, None, 5) is None
 
 
 def test_near_duplicates_of_other_cases_keep_their_template() -> None:
@@ -122,14 +156,20 @@ class _Server:
         self.script: dict[str, str] = {}
         self.calls = 0
         self.url = ""
+        self.users: list[str] = []
 
     async def handle(self, request: web.Request) -> web.StreamResponse:
         body = await request.json()
         self.calls += 1
         user = body["messages"][-1]["content"]
+        self.users.append(user)
         match = re.search(r"Question: (.*)\nKeep:", user, re.DOTALL)
-        template = match.group(1) if match else ""
-        default = json.dumps({"question": f"Quick question: {template}"})
+        if match is None:  # the line style: the question, then the instruction
+            template = user.split("\n")[0]
+            default = f'Sure! Rewritten question: "Quick, {template}"'
+        else:
+            template = match.group(1)
+            default = json.dumps({"question": f"Quick question: {template}"})
         return web.json_response(completion(self.script.get(template, default), body["model"]))
 
 
@@ -250,6 +290,22 @@ def test_rewrites_are_checked_counted_recorded_and_cached(
         assert (tmp_path / f"a{suffix}").read_bytes() == (tmp_path / f"b{suffix}").read_bytes()
 
 
+def test_line_style_sends_the_question_alone_and_reads_the_question_line(
+    server: _Server, tmp_path: Path
+) -> None:
+    server.script, server.calls, server.users = {}, 0, []
+    result = _synth(server, tmp_path, "l", "--reply-style", "line")
+    assert result.exit_code == 0, result.output
+    assert server.calls == N
+    assert all(u.endswith("\nRewrite this as a short question.") for u in server.users)
+    assert not any("Keep:" in u for u in server.users)
+    rows = _rows(tmp_path, "l")
+    rewritten = [r for r in rows if r["meta"]["rewrite"]["status"] == "rewritten"]
+    assert rewritten and all(
+        r["question"] == f"Quick, {r['meta']['rewrite']['template']}" for r in rewritten
+    )
+
+
 def test_max_calls_bounds_the_calls_and_the_rest_keep_their_template(
     server: _Server, tmp_path: Path
 ) -> None:
@@ -302,22 +358,33 @@ def test_smollm2_rewrites_offline_and_reruns_identically(tmp_path: Path) -> None
         "synth",
         str(CORPUS),
         "--n",
-        "8",
+        "48",
         "--seed",
-        "1",
+        "0",
         "--rewrite",
         "llm",
         "--llm",
         "llama_cpp",
     ]
     base += ["--yes", "--cache-dir", str(tmp_path / "cache")]
-    first = CliRunner().invoke(cli, [*base, "--out", str(tmp_path / "s.jsonl")])
+    # the 19th call (a "simple" question) passes every check; the 18 before do not
+    first = CliRunner().invoke(
+        cli, [*base, "--max-calls", "19", "--out", str(tmp_path / "s.jsonl")]
+    )
     assert first.exit_code == 0, first.output
     assert "llama.cpp, SmolLM2 (offline)" in first.output
+    assert "rewritten 0 of" not in first.output  # the line style: at least one accepted
     rows = _rows(tmp_path, "s")
-    assert len(rows) == 8 and all(
+    assert len(rows) == 48 and all(
         r["meta"]["rewrite"]["status"] in {"rewritten", "kept"} for r in rows
     )
+    assert any(r["meta"]["rewrite"]["status"] == "rewritten" for r in rows)
+    validated = CliRunner().invoke(
+        cli,
+        ["dataset", "validate", str(tmp_path / "s.jsonl"), str(tmp_path / "s.attacks.jsonl")]
+        + ["--corpus", str(CORPUS)],
+    )
+    assert validated.exit_code == 0, validated.output
     rank = bm25_ranker(docs)
     for r in rows:  # every accepted rewrite passed the retrieval check
         if (
@@ -326,8 +393,10 @@ def test_smollm2_rewrites_offline_and_reruns_identically(tmp_path: Path) -> None
             and r.get("type") != "lexical_mismatch"
         ):
             assert set(r["evidence_doc_ids"]) <= set(rank(r["question"], 5))
-    second = CliRunner().invoke(cli, [*base, "--out", str(tmp_path / "t.jsonl")])
-    assert "0 calls for 8 cases (8 cached)" in second.output
+    second = CliRunner().invoke(
+        cli, [*base, "--max-calls", "0", "--out", str(tmp_path / "t.jsonl")]
+    )
+    assert "0 calls for 48 cases (19 cached)" in second.output
     for suffix in (".jsonl", ".attacks.jsonl"):
         assert (tmp_path / f"s{suffix}").read_bytes() == (tmp_path / f"t{suffix}").read_bytes()
 

@@ -23,6 +23,7 @@ from probeguard.core.errors import InputError, ProbeGuardError
 from probeguard.core.redaction import redact_url
 from probeguard.corpus.jsonl_writer import write_jsonl_atomic
 from probeguard.corpus.loaders import FORMATS, load_corpus
+from probeguard.dataset.rewrite_reply import REPLY_STYLES, ReplyStyle
 from probeguard.dataset.synth import Synthesis, records
 from probeguard.dataset.synth_rewrite import RewriteStats
 from probeguard.engine.synth import BASELINE_K, bm25_ranker, synthesize_checked
@@ -31,6 +32,7 @@ from probeguard.engine.synth_rewrite import (
     RewriteBudget,
     RewritePipeline,
     RewriteRun,
+    default_style,
     make_rewriter,
     plan_rewrites,
     rewrite_concurrency,
@@ -99,13 +101,15 @@ def _rewrite(
     documents: list[Document],
     kind: str,
     config: ScanConfig,
-    max_calls: int | None,
-    yes: bool,
+    style: ReplyStyle,
+    limits: tuple[int | None, bool],
 ) -> Synthesis:
-    """Plan, print the budget, confirm, run the rewrites and print what they did."""
+    """Plan, print the budget, confirm, run the rewrites and print what they did;
+    ``limits``: (``--max-calls``, ``--yes``)."""
+    max_calls, yes = limits
     cache_dir = config.runner.cache_dir
     cache = ResponseCache(cache_dir) if cache_dir is not None else None
-    pipeline = RewritePipeline(make_rewriter(kind, config))
+    pipeline = RewritePipeline(make_rewriter(kind, config, style), style)
     plan = plan_rewrites(result, pipeline, cache, max_calls)
     click.echo(budget_line(plan.budget, _where(kind, config)))
     if plan.budget.calls and not yes:
@@ -154,6 +158,12 @@ def _rewrite(
     "PROBEGUARD_JUDGE__LLM__*), or llama_cpp (the bundled SmolLM2, offline).",
 )
 @click.option(
+    "--reply-style",
+    type=click.Choice(REPLY_STYLES),
+    help='How the rewriter replies: json ({"question": ...}) or line (the question alone, '
+    "for small local models). Default: line for llama_cpp, json for openai.",
+)
+@click.option(
     "--config",
     "config_path",
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
@@ -173,6 +183,7 @@ def synth_command(
     corpus_format: str | None,
     rewrite: str,
     rewriter: str,
+    reply_style: ReplyStyle | None,
     config_path: Path | None,
     cache_dir: Path | None,
     max_calls: int | None,
@@ -191,7 +202,8 @@ def synth_command(
         click.echo(line)
     if rewrite == "llm":
         try:
-            result = _rewrite(result, documents, rewriter, config, max_calls, yes)
+            style = reply_style or default_style(rewriter)
+            result = _rewrite(result, documents, rewriter, config, style, (max_calls, yes))
         except ProbeGuardError as exc:
             fail(str(exc))
     target = attacks_out or attacks_path(out)

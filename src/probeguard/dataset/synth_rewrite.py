@@ -3,13 +3,13 @@ llm``): what the rewriting model is asked, how its reply is read, and when a rew
 the template question. The calls themselves go through the runner
 (``probeguard.engine.synth_rewrite``); everything here is pure.
 
-**Request.** One user message per case: the template question and the phrases it must keep
-(``must_keep``), under the fixed ``SYSTEM`` text. ``REWRITE_VERSION`` changes whenever the
-texts or the rules below change (it is part of the cache key).
-
-**Reply.** One JSON object ``{"question": "..."}`` (alone, or inside one Markdown code fence;
-``extra="forbid"``); the question is one line, non-empty and at most
-``max(MAX_GROWTH * len(template), MIN_LIMIT)`` characters. Otherwise ``bad_reply``.
+**Request and reply** depend on the reply style (``probeguard.dataset.rewrite_reply``):
+``json`` sends the template question and the phrases it must keep (``must_keep``) and reads
+one JSON object ``{"question": "..."}``; ``line`` (small local models) sends the question
+and "Rewrite this as a short question." and reads the first line ending with ``?``. A reply
+that cannot be read is ``bad_reply``. ``REWRITE_VERSION`` changes whenever the request texts
+change (it is part of the cache key); the cache holds raw replies, so a change of the reading
+rules or the checks below needs no new call.
 
 **Checks**, in this order; the first that fails keeps the template and names the reason:
 
@@ -25,10 +25,20 @@ texts or the rules below change (it is part of the cache key).
    "exact"; when the template holds one) has no member, or a forbidden word the template
    does not hold appears (entity collision: the competitor's name; lexical mismatch: a word
    the synonym tables replaced);
-5. ``not_retrieved`` — with a ranker, an answerable case (not ``lexical_mismatch``) whose
+5. ``content_dropped`` — the rewrite keeps less than ``KEEP_SHARE`` of the template's
+   content words (``synth_facts.key_terms``, lower-cased, exact): a paraphrase rewords, it
+   does not drop what the question is about ("What is the University of Castaby?" for "The
+   University of Castaby was established when and is known for physics and navigation?");
+6. ``slot_dropped`` — the rewrite asks for less: it holds fewer wh-words (``WH_WORDS``, as
+   whole words, "what's" counting as "what") than the template (e.g. "..., and at least how
+   many photos?" cut to its first half);
+7. ``fact_added`` — the rewrite states a number more often than the template (numbers:
+   ``NUMBER``; e.g. "after how many years ..." rewritten "after 25 years ...", filling the
+   asked slot with a value);
+8. ``not_retrieved`` — with a ranker, an answerable case (not ``lexical_mismatch``) whose
    evidence documents are not all in the lexical baseline's top ``k`` for the rewrite (the
    synthesizer's own check, ``synth._Picker``);
-6. ``near_duplicate`` — the rewrite is a near duplicate (``synth.NEAR_DUPLICATE``) of another
+9. ``near_duplicate`` — the rewrite is a near duplicate (``synth.NEAR_DUPLICATE``) of another
    case's current question (cases are taken in order; an accepted rewrite replaces its
    template for the cases after it).
 
@@ -39,27 +49,30 @@ with ``call_failed``. Every case's ``meta["rewrite"]`` records ``status`` (``rew
 
 from __future__ import annotations
 
-import json
 import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import ValidationError
 
 from probeguard.core.cases import Case
 from probeguard.core.errors import InputError
 from probeguard.dataset.attack_types import validate_attack_case
 from probeguard.dataset.formats import from_case
+from probeguard.dataset.rewrite_reply import SYSTEM, ReplyStyle, parse_reply, style_texts
 from probeguard.dataset.synth import NEAR_DUPLICATE, Ranker, holds, jaccard
 from probeguard.dataset.synth_facts import key_terms
 from probeguard.nlp.text import normalize_answer
 
 __all__ = [
+    "KEEP_SHARE",
     "MARKERS",
+    "NUMBER",
     "REASONS",
     "REWRITE_VERSION",
     "SYSTEM",
+    "WH_WORDS",
     "RewriteStats",
     "apply_rewrites",
     "check_rewrite",
@@ -69,15 +82,7 @@ __all__ = [
 ]
 
 REWRITE_VERSION = 1
-"""Bumped whenever the prompt or the checks change (part of the rewriter's fingerprint)."""
-
-SYSTEM = (
-    "You rewrite one question so that it reads like a question a real person would ask. "
-    "Keep its meaning exactly: the same facts, names, numbers and conditions. Do not answer "
-    "it and do not add facts. Every phrase listed after 'Keep:' must appear in your question "
-    'word for word. Reply with only a JSON object and no other text: {"question": "..."}'
-)
-USER = "Question: {question}\nKeep: {keep}"
+"""Bumped whenever the request texts change (part of the rewriter's fingerprint)."""
 
 REASONS = (
     "over_budget",
@@ -87,13 +92,19 @@ REASONS = (
     "schema",
     "answer_leaked",
     "planted_dropped",
+    "content_dropped",
+    "slot_dropped",
+    "fact_added",
     "not_retrieved",
     "near_duplicate",
 )
 """Why a template question was kept, in the order the checks run."""
 
-MAX_GROWTH = 2.0
-MIN_LIMIT = 200
+KEEP_SHARE = 0.5
+"""Least share of the template's content words a rewrite keeps."""
+WH_WORDS = frozenset(("what", "which", "who", "whom", "whose", "when", "where", "why", "how"))
+NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+"""A number: digits, with decimal or thousands separators."""
 
 MARKERS: Mapping[str, tuple[str, ...]] = {
     "temporal_conflict": ("current", "currently", "now", "latest", "in force", "today"),
@@ -103,13 +114,6 @@ MARKERS: Mapping[str, tuple[str, ...]] = {
 }
 """Per attack type or evolution: words of which the rewrite must keep at least one (the
 first is the one the request names)."""
-
-_FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL)
-
-
-class _Reply(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True)
-    question: str
 
 
 def _label(case: Case) -> str:
@@ -140,31 +144,15 @@ def _forbidden(case: Case) -> tuple[str, ...]:
     return ()
 
 
-def rewrite_request(case: Case) -> str:
-    """The user message for ``case``: its question and the phrases to keep."""
+def rewrite_request(case: Case, style: ReplyStyle = "json") -> str:
+    """The user message for ``case`` in ``style``: its question and (``json``) the phrases
+    to keep."""
     keep = list(must_keep(case))
     markers = MARKERS.get(_label(case))
     if markers:
         keep.append(markers[0])
-    return USER.format(question=case.question, keep="; ".join(keep) or "-")
-
-
-def parse_reply(text: str, template: str) -> str | None:
-    """The rewritten question of a reply, or None when the reply breaks the format."""
-    fenced = _FENCE.search(text)
-    body = (fenced.group(1) if fenced else text).strip()
-    start, end = body.find("{"), body.rfind("}")
-    if start < 0 or end < start:
-        return None
-    try:
-        reply = _Reply.model_validate(json.loads(body[start : end + 1]))
-    except (ValueError, ValidationError):
-        return None
-    question = " ".join(reply.question.split())
-    limit = max(MAX_GROWTH * len(template), MIN_LIMIT)
-    if not question or "\n" in reply.question.strip() or len(question) > limit:
-        return None
-    return question
+    user = style_texts(style)[1]
+    return user.format(question=case.question, keep="; ".join(keep) or "-")
 
 
 def _schema_ok(case: Case) -> bool:
@@ -188,6 +176,15 @@ def _planted_ok(case: Case, question: str) -> bool:
     return not any(holds(question, w) for w in back)
 
 
+def _kept_share(template: str, question: str) -> float:
+    terms = key_terms(template)
+    return len(terms & key_terms(question)) / len(terms) if terms else 1.0
+
+
+def _wh_count(text: str) -> int:
+    return sum(1 for word in re.findall(r"[a-z]+", text.lower()) if word in WH_WORDS)
+
+
 def _retrieved(case: Case, question: str, rank: Ranker | None, k: int) -> bool:
     exp = case.expected
     if rank is None or exp.mode == "abstain" or case.meta.get("attack_type") == "lexical_mismatch":
@@ -196,7 +193,7 @@ def _retrieved(case: Case, question: str, rank: Ranker | None, k: int) -> bool:
 
 
 def check_rewrite(case: Case, question: str, rank: Ranker | None, k: int) -> str | None:
-    """The reason the rewrite ``question`` of ``case`` is refused (checks 1-5 of the
+    """The reason the rewrite ``question`` of ``case`` is refused (checks 1-8 of the
     module docstring), or None when it may replace the template."""
     if normalize_answer(question) == normalize_answer(case.question):
         return "unchanged"
@@ -210,6 +207,12 @@ def check_rewrite(case: Case, question: str, rank: Ranker | None, k: int) -> str
         return "answer_leaked"
     if not _planted_ok(case, question):
         return "planted_dropped"
+    if _kept_share(case.question, question) < KEEP_SHARE:
+        return "content_dropped"
+    if _wh_count(question) < _wh_count(case.question):
+        return "slot_dropped"
+    if Counter(NUMBER.findall(question)) - Counter(NUMBER.findall(case.question)):
+        return "fact_added"
     if not _retrieved(case, question, rank, k):
         return "not_retrieved"
     return None
@@ -249,7 +252,7 @@ def _verdict(
     case = ctx.cases[i]
     if i in ctx.refusals:
         return None, ctx.refusals[i]
-    question = None if reply is None else parse_reply(reply, case.question)
+    question = None if reply is None else parse_reply(reply, case.question, ctx.style)
     if question is None:
         return None, "bad_reply"
     reason = check_rewrite(case, question, ctx.rank, ctx.k)
@@ -264,6 +267,7 @@ class _Checks:
     refusals: Mapping[int, str]
     rank: Ranker | None
     k: int
+    style: ReplyStyle
 
 
 def apply_rewrites(
@@ -273,11 +277,12 @@ def apply_rewrites(
     *,
     rank: Ranker | None = None,
     k: int = 5,
+    style: ReplyStyle = "json",
 ) -> tuple[list[Case], RewriteStats]:
     """Each case with its rewrite where every check passes, else its template; ``replies[i]``
-    is the model's raw reply for ``cases[i]`` (None when not asked) and ``refusals[i]`` a
-    reason decided before any check (``over_budget``, ``call_failed``)."""
-    ctx = _Checks(cases=cases, refusals=refusals, rank=rank, k=k)
+    is the model's raw reply for ``cases[i]`` in ``style`` (None when not asked) and
+    ``refusals[i]`` a reason decided before any check (``over_budget``, ``call_failed``)."""
+    ctx = _Checks(cases=cases, refusals=refusals, rank=rank, k=k, style=style)
     questions = [c.question for c in cases]
     out: list[Case] = []
     reasons: Counter[str] = Counter()

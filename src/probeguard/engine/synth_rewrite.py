@@ -11,6 +11,12 @@ fingerprint and the request text), concurrency, retries of transient failures (t
 runner's ``RetryPolicy`` with ``judge.llm.max_retries``; the client itself does not retry),
 and errors as data. Decoding is greedy (temperature 0).
 
+**Reply style** (``probeguard.dataset.rewrite_reply``): ``json`` or ``line``; by default
+(``default_style``) ``line`` for llama.cpp (a 135M model does not keep to a JSON schema) and
+``json`` for an endpoint. The style picks the prompt, so it is part of the fingerprint. A
+``line`` reply is one question, so it gets at most ``LINE_MAX_TOKENS`` completion tokens (a
+reply cut there has no ``?`` on its last line and is ``bad_reply``).
+
 **Budget first** (``plan_rewrites``): the requests already in the cache are free; of the
 others, at most ``max_calls`` are sent (in case order) and the rest keep their template
 (``over_budget``). The estimate printed before any call: ``calls`` requests,
@@ -34,10 +40,10 @@ from probeguard.core.cases import Case
 from probeguard.core.hashing import digest, sha256_hex
 from probeguard.core.pipeline import Capability, PipelineOutput, Variation
 from probeguard.core.records import RunStats
+from probeguard.dataset.rewrite_reply import REPLY_STYLES, ReplyStyle, style_texts
 from probeguard.dataset.synth import Ranker, Synthesis
 from probeguard.dataset.synth_rewrite import (
     REWRITE_VERSION,
-    SYSTEM,
     RewriteStats,
     apply_rewrites,
     rewrite_request,
@@ -51,6 +57,7 @@ from probeguard.runner.retry import RetryPolicy
 
 __all__ = [
     "CHARS_PER_TOKEN",
+    "LINE_MAX_TOKENS",
     "MESSAGE_OVERHEAD",
     "REWRITE_MAX_TOKENS",
     "REWRITERS",
@@ -58,6 +65,8 @@ __all__ = [
     "RewritePipeline",
     "RewritePlan",
     "RewriteRun",
+    "default_style",
+    "prompt_for",
     "make_rewriter",
     "rewrite_concurrency",
     "plan_rewrites",
@@ -66,12 +75,23 @@ __all__ = [
 
 REWRITE_MAX_TOKENS = 128
 """Most completion tokens per rewrite (a question and its JSON wrapper)."""
+LINE_MAX_TOKENS = 64
+"""Most completion tokens per ``line``-style rewrite (one question)."""
 CHARS_PER_TOKEN = 4
 MESSAGE_OVERHEAD = 4
 REWRITERS = ("openai", "llama_cpp")
 """``openai``: the OpenAI-compatible endpoint of ``judge.llm``; ``llama_cpp``: SmolLM2."""
 
-PROMPT = PromptTemplate(name=f"rewrite-v{REWRITE_VERSION}", system=SYSTEM, user="{question}")
+
+def prompt_for(style: ReplyStyle) -> PromptTemplate:
+    """The chat prompt of a reply style: its system text; the user text is the request."""
+    name = f"rewrite-v{REWRITE_VERSION}" + ("" if style == "json" else f"-{style}")
+    return PromptTemplate(name=name, system=style_texts(style)[0], user="{question}")
+
+
+def default_style(kind: str) -> ReplyStyle:
+    """``line`` for llama.cpp (SmolLM2), ``json`` for an OpenAI-compatible endpoint."""
+    return "line" if kind == "llama_cpp" else "json"
 
 
 def _output(generation: Generation) -> PipelineOutput:
@@ -84,26 +104,30 @@ class RewritePipeline:
     name = "rewriter"
     capabilities: frozenset[Capability] = frozenset()
 
-    def __init__(self, generator: Generator) -> None:
+    def __init__(self, generator: Generator, style: ReplyStyle = "json") -> None:
+        if style not in REPLY_STYLES:
+            raise ValueError(f"reply style must be one of {REPLY_STYLES}, got {style!r}")
         self.generator = generator
+        self.style: ReplyStyle = style
+        self.prompt = prompt_for(style)
 
     def fingerprint(self) -> str:
         """sha256 of the rewrite version, the prompt and the generator's settings."""
         return sha256_hex(
             self.name,
             str(REWRITE_VERSION),
-            digest(PROMPT.config()),
+            digest(self.prompt.config()),
             digest(self.generator.config()),
         )
 
     def answer(self, question: str, variation: Variation | None = None) -> PipelineOutput:
-        return _output(self.generator.generate(question, (), PROMPT))
+        return _output(self.generator.generate(question, (), self.prompt))
 
     async def aanswer(self, question: str, variation: Variation | None = None) -> PipelineOutput:
         agenerate = getattr(self.generator, "agenerate", None)
         if agenerate is None:
             return await asyncio.to_thread(self.answer, question, variation)
-        generation: Generation = await agenerate(question, (), PROMPT)
+        generation: Generation = await agenerate(question, (), self.prompt)
         return _output(generation)
 
     async def aclose(self) -> None:
@@ -116,11 +140,12 @@ def rewrite_concurrency(kind: str, config: ScanConfig) -> int:
     return 1 if kind == "llama_cpp" else config.judge.llm.concurrency
 
 
-def make_rewriter(kind: str, config: ScanConfig) -> Generator:
+def make_rewriter(kind: str, config: ScanConfig, style: ReplyStyle = "json") -> Generator:
     """The rewriting model: ``openai`` from ``config.judge.llm`` (no client retries: the
-    runner retries), or ``llama_cpp`` (SmolLM2, greedy)."""
+    runner retries), or ``llama_cpp`` (SmolLM2, greedy); ``max_tokens`` by ``style``."""
+    max_tokens = LINE_MAX_TOKENS if style == "line" else REWRITE_MAX_TOKENS
     if kind == "llama_cpp":
-        return make_generator({"name": "llama_cpp", "max_tokens": REWRITE_MAX_TOKENS})
+        return make_generator({"name": "llama_cpp", "max_tokens": max_tokens})
     llm = config.judge.llm
     spec: dict[str, Any] = {
         "name": "openai",
@@ -128,7 +153,7 @@ def make_rewriter(kind: str, config: ScanConfig) -> Generator:
         "model": llm.model,
         "api_key_env": llm.api_key_env,
         "temperature": 0.0,
-        "max_tokens": REWRITE_MAX_TOKENS,
+        "max_tokens": max_tokens,
         "timeout_s": llm.timeout_s,
         "max_retries": 0,
         "seed": llm.seed,
@@ -162,8 +187,8 @@ class RewritePlan:
     budget: RewriteBudget
 
 
-def _tokens(request: str) -> int:
-    return math.ceil((len(SYSTEM) + len(request)) / CHARS_PER_TOKEN) + 2 * MESSAGE_OVERHEAD
+def _tokens(system: str, request: str) -> int:
+    return math.ceil((len(system) + len(request)) / CHARS_PER_TOKEN) + 2 * MESSAGE_OVERHEAD
 
 
 def plan_rewrites(
@@ -174,7 +199,9 @@ def plan_rewrites(
 ) -> RewritePlan:
     """Which requests are cached, which are sent, and the budget (module docstring)."""
     cases = (*synthesis.golden, *synthesis.attacks)
-    requests = tuple(Case(id=c.id, question=rewrite_request(c), probe="rewrite") for c in cases)
+    requests = tuple(
+        Case(id=c.id, question=rewrite_request(c, pipeline.style), probe="rewrite") for c in cases
+    )
     fingerprint = pipeline.fingerprint()
     cached = [cache is not None and r.call_key(fingerprint) in cache for r in requests]
     fresh = [i for i, hit in enumerate(cached) if not hit]
@@ -186,7 +213,7 @@ def plan_rewrites(
         calls=len(allowed),
         cached=sum(cached),
         over_budget=len(fresh) - len(allowed),
-        prompt_tokens=sum(_tokens(requests[i].question) for i in allowed),
+        prompt_tokens=sum(_tokens(pipeline.prompt.system, requests[i].question) for i in allowed),
         completion_tokens=len(allowed) * max_tokens,
     )
     return RewritePlan(cases=cases, requests=requests, send=send, budget=budget)
@@ -221,7 +248,9 @@ def rewrite_synthesis(
             refusals[i] = "call_failed"
         else:
             replies[i] = record.output.answer
-    cases, stats = apply_rewrites(plan.cases, replies, refusals, rank=rank, k=k)
+    cases, stats = apply_rewrites(
+        plan.cases, replies, refusals, rank=rank, k=k, style=pipeline.style
+    )
     golden = tuple(c for c in cases if "attack_type" not in c.meta)
     attacks = tuple(c for c in cases if "attack_type" in c.meta)
     rewritten = Synthesis(
