@@ -20,6 +20,7 @@ from click.testing import CliRunner
 from probeguard.cli.main import cli
 from probeguard.config.loading import load_config
 from probeguard.core.cases import Case, Expected
+from probeguard.core.documents import Document
 from probeguard.corpus.loaders import load_corpus
 from probeguard.dataset.synth_rewrite import (
     apply_rewrites,
@@ -28,9 +29,10 @@ from probeguard.dataset.synth_rewrite import (
     parse_reply,
     rewrite_request,
 )
+from probeguard.detectors.offline_judge import OfflineJudge
 from probeguard.engine.stages import demo_data_dir
 from probeguard.engine.synth import bm25_ranker, synthesize_checked
-from probeguard.engine.synth_rewrite import rewrite_concurrency
+from probeguard.engine.synth_rewrite import judge_support, rewrite_concurrency
 from testkit import completion, needs_smollm2, start_chat_server
 
 CORPUS = demo_data_dir() / "corpus.jsonl"
@@ -440,3 +442,31 @@ def test_markers_and_forbidden_words_of_an_attack() -> None:
         check_rewrite(collision, "Kestrel Plus or Kestrel Pro: the monthly fee?", None, 5)
         == "planted_dropped"
     )
+
+
+# -- the judge's support check (check 8) -------------------------------------------------------
+def test_offline_judge_refuses_a_rewrite_that_swaps_a_name_and_keeps_a_faithful_one() -> None:
+    """A rewrite naming a body neither the template nor the evidence holds is refused
+    (``unsupported``: a SmolLM2 rewrite turned "Castaby Meteorological Bureau" into
+    "Vessary ..."); a reworded one passes. Without the check both pass."""
+    evidence = Document.create(
+        "Castaby is home to the Castaby Meteorological Bureau, which has kept daily weather "
+        "records since 1871.",
+        id="castaby",
+    )
+    case = Case(
+        id="q",
+        question="Since when has the Castaby Meteorological Bureau, based in Castaby, kept "
+        "daily weather records?",
+        expected=Expected(answers=("1871",), evidence_doc_ids=("castaby",)),
+    )
+    swapped = (
+        "Since when has the Vessary Meteorological Bureau in Castaby kept daily weather records?"
+    )
+    faithful = "From when has the Castaby Meteorological Bureau kept its daily weather records?"
+    supported = judge_support(OfflineJudge(), [evidence])
+    assert check_rewrite(case, swapped, None, 5) is None
+    assert check_rewrite(case, swapped, None, 5, supported) == "unsupported"
+    assert check_rewrite(case, faithful, None, 5, supported) is None
+    _, stats = apply_rewrites([case], [json.dumps({"question": swapped})], {}, supported=supported)
+    assert stats.kept == {"unsupported": 1}

@@ -26,6 +26,7 @@ from probeguard.corpus.loaders import FORMATS, load_corpus
 from probeguard.dataset.rewrite_reply import REPLY_STYLES, ReplyStyle
 from probeguard.dataset.synth import Synthesis, records
 from probeguard.dataset.synth_rewrite import RewriteStats
+from probeguard.detectors.factory import build_judges
 from probeguard.engine.synth import BASELINE_K, bm25_ranker, synthesize_checked
 from probeguard.engine.synth_rewrite import (
     REWRITERS,
@@ -33,6 +34,7 @@ from probeguard.engine.synth_rewrite import (
     RewritePipeline,
     RewriteRun,
     default_style,
+    judge_support,
     make_rewriter,
     plan_rewrites,
     rewrite_concurrency,
@@ -123,6 +125,7 @@ def _rewrite(
         retries=config.judge.llm.max_retries,
         rank=bm25_ranker(documents),
         k=BASELINE_K,
+        supported=judge_support(build_judges(config.judge).claims, documents),
     )
     for line in rewrite_lines(run.stats, run):
         click.echo(line)

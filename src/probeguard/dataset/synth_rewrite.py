@@ -35,10 +35,15 @@ rules or the checks below needs no new call.
 7. ``fact_added`` — the rewrite states a number more often than the template (numbers:
    ``NUMBER``; e.g. "after how many years ..." rewritten "after 25 years ...", filling the
    asked slot with a value);
-8. ``not_retrieved`` — with a ranker, an answerable case (not ``lexical_mismatch``) whose
+8. ``unsupported`` — with a support check (``Supported``; ``probeguard dataset synth`` passes
+   the configured judge, offline by default), the rewrite read as a statement is not
+   judged supported by the template question and the case's evidence documents: a
+   paraphrase says nothing that neither holds (e.g. "the Vessary Meteorological Bureau"
+   for the template's "Castaby Meteorological Bureau");
+9. ``not_retrieved`` — with a ranker, an answerable case (not ``lexical_mismatch``) whose
    evidence documents are not all in the lexical baseline's top ``k`` for the rewrite (the
    synthesizer's own check, ``synth._Picker``);
-9. ``near_duplicate`` — the rewrite is a near duplicate (``synth.NEAR_DUPLICATE``) of another
+10. ``near_duplicate`` — the rewrite is a near duplicate (``synth.NEAR_DUPLICATE``) of another
    case's current question (cases are taken in order; an accepted rewrite replaces its
    template for the cases after it).
 
@@ -51,7 +56,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from pydantic import ValidationError
@@ -74,6 +79,7 @@ __all__ = [
     "SYSTEM",
     "WH_WORDS",
     "RewriteStats",
+    "Supported",
     "apply_rewrites",
     "check_rewrite",
     "must_keep",
@@ -95,6 +101,7 @@ REASONS = (
     "content_dropped",
     "slot_dropped",
     "fact_added",
+    "unsupported",
     "not_retrieved",
     "near_duplicate",
 )
@@ -105,6 +112,10 @@ KEEP_SHARE = 0.5
 WH_WORDS = frozenset(("what", "which", "who", "whom", "whose", "when", "where", "why", "how"))
 NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 """A number: digits, with decimal or thousands separators."""
+
+Supported = Callable[[Case, str], bool]
+"""``supported(case, rewrite)``: whether a judge finds ``rewrite`` supported by
+``case.question`` (the template) and the case's evidence (check 8)."""
 
 MARKERS: Mapping[str, tuple[str, ...]] = {
     "temporal_conflict": ("current", "currently", "now", "latest", "in force", "today"),
@@ -192,8 +203,14 @@ def _retrieved(case: Case, question: str, rank: Ranker | None, k: int) -> bool:
     return set(exp.evidence_doc_ids) <= set(rank(question, k))
 
 
-def check_rewrite(case: Case, question: str, rank: Ranker | None, k: int) -> str | None:
-    """The reason the rewrite ``question`` of ``case`` is refused (checks 1-8 of the
+def check_rewrite(
+    case: Case,
+    question: str,
+    rank: Ranker | None,
+    k: int,
+    supported: Supported | None = None,
+) -> str | None:
+    """The reason the rewrite ``question`` of ``case`` is refused (checks 1-9 of the
     module docstring), or None when it may replace the template."""
     if normalize_answer(question) == normalize_answer(case.question):
         return "unchanged"
@@ -213,6 +230,8 @@ def check_rewrite(case: Case, question: str, rank: Ranker | None, k: int) -> str
         return "slot_dropped"
     if Counter(NUMBER.findall(question)) - Counter(NUMBER.findall(case.question)):
         return "fact_added"
+    if supported is not None and not supported(case, question):
+        return "unsupported"
     if not _retrieved(case, question, rank, k):
         return "not_retrieved"
     return None
@@ -255,7 +274,7 @@ def _verdict(
     question = None if reply is None else parse_reply(reply, case.question, ctx.style)
     if question is None:
         return None, "bad_reply"
-    reason = check_rewrite(case, question, ctx.rank, ctx.k)
+    reason = check_rewrite(case, question, ctx.rank, ctx.k, ctx.supported)
     if reason is None and _near_duplicate(question, i, questions):
         reason = "near_duplicate"
     return (None, reason) if reason else (question, None)
@@ -268,6 +287,7 @@ class _Checks:
     rank: Ranker | None
     k: int
     style: ReplyStyle
+    supported: Supported | None = None
 
 
 def apply_rewrites(
@@ -278,11 +298,12 @@ def apply_rewrites(
     rank: Ranker | None = None,
     k: int = 5,
     style: ReplyStyle = "json",
+    supported: Supported | None = None,
 ) -> tuple[list[Case], RewriteStats]:
     """Each case with its rewrite where every check passes, else its template; ``replies[i]``
     is the model's raw reply for ``cases[i]`` in ``style`` (None when not asked) and
     ``refusals[i]`` a reason decided before any check (``over_budget``, ``call_failed``)."""
-    ctx = _Checks(cases=cases, refusals=refusals, rank=rank, k=k, style=style)
+    ctx = _Checks(cases=cases, refusals=refusals, rank=rank, k=k, style=style, supported=supported)
     questions = [c.question for c in cases]
     out: list[Case] = []
     reasons: Counter[str] = Counter()

@@ -32,22 +32,26 @@ from __future__ import annotations
 
 import asyncio
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from probeguard.config.models import ScanConfig
 from probeguard.core.cases import Case
+from probeguard.core.documents import Document
 from probeguard.core.hashing import digest, sha256_hex
-from probeguard.core.pipeline import Capability, PipelineOutput, Variation
+from probeguard.core.pipeline import Capability, Context, PipelineOutput, Variation
 from probeguard.core.records import RunStats
 from probeguard.dataset.rewrite_reply import REPLY_STYLES, ReplyStyle, style_texts
 from probeguard.dataset.synth import Ranker, Synthesis
 from probeguard.dataset.synth_rewrite import (
     REWRITE_VERSION,
     RewriteStats,
+    Supported,
     apply_rewrites,
     rewrite_request,
 )
+from probeguard.detectors.judges import Judge, judge_claims
 from probeguard.models.generators.base import Generation, Generator
 from probeguard.models.generators.factory import make_generator
 from probeguard.models.prompts import PromptTemplate
@@ -66,6 +70,7 @@ __all__ = [
     "RewritePlan",
     "RewriteRun",
     "default_style",
+    "judge_support",
     "prompt_for",
     "make_rewriter",
     "rewrite_concurrency",
@@ -237,6 +242,7 @@ def rewrite_synthesis(
     retries: int,
     rank: Ranker | None,
     k: int,
+    supported: Supported | None = None,
 ) -> RewriteRun:
     """Send the planned requests through the runner and keep each rewrite that passes."""
     config = RunnerConfig(concurrency=concurrency, retry=RetryPolicy(retries=retries))
@@ -249,7 +255,13 @@ def rewrite_synthesis(
         else:
             replies[i] = record.output.answer
     cases, stats = apply_rewrites(
-        plan.cases, replies, refusals, rank=rank, k=k, style=pipeline.style
+        plan.cases,
+        replies,
+        refusals,
+        rank=rank,
+        k=k,
+        style=pipeline.style,
+        supported=supported,
     )
     golden = tuple(c for c in cases if "attack_type" not in c.meta)
     attacks = tuple(c for c in cases if "attack_type" in c.meta)
@@ -257,3 +269,22 @@ def rewrite_synthesis(
         golden=golden, attacks=attacks, stats=synthesis.stats, seed=synthesis.seed
     )
     return RewriteRun(synthesis=rewritten, stats=stats, runner=result.stats)
+
+
+def judge_support(judge: Judge, documents: Sequence[Document]) -> Supported:
+    """The support check (check 8 of ``dataset.synth_rewrite``): ``judge`` labels the
+    rewrite, its trailing ``?`` dropped, as one claim against the template question and the
+    texts of the case's evidence documents (those in ``documents``); supported when that
+    claim's label is ``supported``. An unscored claim (the judge could not decide) is not
+    supported: the template is kept."""
+    texts = {d.id: d.text for d in documents}
+
+    def supported(case: Case, rewrite: str) -> bool:
+        evidence = [texts[i] for i in case.expected.evidence_doc_ids if i in texts]
+        contexts = [
+            Context(f"rewrite-check#{n}", text) for n, text in enumerate((case.question, *evidence))
+        ]
+        judgment = judge_claims(judge, [rewrite.rstrip().rstrip("?")], contexts, None)
+        return judgment.claim_label(0) == "supported"
+
+    return supported
