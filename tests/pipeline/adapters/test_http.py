@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 from aiohttp import web
 
+from probeguard.core import redaction
 from probeguard.core.cases import Case
 from probeguard.core.errors import InputError, PipelineCallError
 from probeguard.core.pipeline import Capability, Variation
@@ -436,9 +437,10 @@ async def test_secret_pieces_are_worked_out_once_per_header_values(
     srv: Server, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Issue 18: the pieces to redact are kept per (URL, header values), so a header that
-    changes (an env var set anew) is still redacted, and a steady one costs no work a call."""
+    changes (an env var set anew) is still redacted, and a steady one costs no work a call
+    (neither in the adapter nor inside ``redact``)."""
     calls: list[tuple[str, ...]] = []
-    real = http_adapter.secret_pieces
+    real = redaction.secret_pieces
 
     def counting(values: Any) -> tuple[str, ...]:
         values = list(values)
@@ -446,17 +448,21 @@ async def test_secret_pieces_are_worked_out_once_per_header_values(
         return real(values)
 
     monkeypatch.setattr(http_adapter, "secret_pieces", counting)
+    monkeypatch.setattr(redaction, "secret_pieces", counting)
     monkeypatch.setenv("PG_TEST_TOKEN", SECRET)
     pipe = HttpPipeline(
-        f"{srv.url}/echo", headers={"Authorization": "Bearer ${PG_TEST_TOKEN}"}, answer_path="auth"
+        f"{srv.url}/echo?api_key=hunter2-key",
+        headers={"Authorization": "Bearer ${PG_TEST_TOKEN}"},
+        answer_path="auth",
     )
     try:
         for _ in range(3):
             assert (await pipe.aanswer("q")).answer == "***"
-        assert len(calls) == 1
+        first = len(calls)
+        assert first <= 2
         monkeypatch.setenv("PG_TEST_TOKEN", "another-secret-value")
         assert (await pipe.aanswer("q")).answer == "***"
-        assert len(calls) == 2
+        assert len(calls) == 2 * first
     finally:
         await pipe.aclose()
 
