@@ -4,12 +4,18 @@ from __future__ import annotations
 
 import logging
 import math
+import shutil
+import stat
 import threading
+from pathlib import Path
+from typing import Any
 
 import pytest
 
 from probeguard.core.cases import Case
+from probeguard.core.io import atomic_write_text
 from probeguard.core.pipeline import PipelineOutput, RetrievedChunk, Usage
+from probeguard.log.writer import dump_json_line
 from probeguard.runner import ResponseCache
 
 KEY = Case(id="c1", question="Who wrote it?").call_key("fp-1")
@@ -126,3 +132,32 @@ def test_call_key_ignores_the_order_of_masked_documents() -> None:
     assert a.variation.exclude_doc_ids == ("d1", "d2")
     assert a.call_key("fp") == b.call_key("fp")
     assert a.call_key("fp") != Case(id="c", question="q").call_key("fp")
+
+
+def test_an_entry_is_the_bytes_and_mode_atomic_write_text_gives(tmp_path) -> None:
+    cache = ResponseCache(tmp_path / "cache")
+    output = full_output()
+    cache.put(KEY, output)
+    reference = atomic_write_text(tmp_path / "ref.json", dump_json_line(output), fsync=False)
+    entry = cache.path_for(KEY)
+    assert entry.read_bytes() == reference.read_bytes()
+    assert stat.S_IMODE(entry.stat().st_mode) == stat.S_IMODE(reference.stat().st_mode)
+
+
+def test_a_fan_out_folder_is_made_once_and_again_if_it_vanished(tmp_path, monkeypatch) -> None:
+    cache = ResponseCache(tmp_path)
+    made: list[Path] = []
+    real_mkdir = Path.mkdir
+
+    def counting_mkdir(self: Path, *args: Any, **kwargs: Any) -> None:
+        made.append(self)
+        real_mkdir(self, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "mkdir", counting_mkdir)
+    cache.put(KEY, full_output(answer="1"))
+    cache.put(KEY, full_output(answer="2"))
+    assert made == [cache.path_for(KEY).parent]
+    shutil.rmtree(cache.path_for(KEY).parent)
+    cache.put(KEY, full_output(answer="3"))
+    assert cache.get(KEY) == full_output(answer="3")
+    assert len(made) == 2

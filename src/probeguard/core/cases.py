@@ -68,6 +68,17 @@ class Case(BaseModel):
     def call_key(self, pipeline_fingerprint: str) -> str:
         """Content address of the pipeline call this case makes:
         sha256(pipeline fingerprint, question, canonical variation)."""
-        return sha256_hex(
-            pipeline_fingerprint, self.question, digest(self.variation.model_dump(mode="json"))
-        )
+        return sha256_hex(pipeline_fingerprint, self.question, variation_digest(self.variation))
+
+
+_DEFAULT_VARIATION = Variation()
+_DEFAULT_VARIATION_DIGEST = digest(_DEFAULT_VARIATION.model_dump(mode="json"))
+
+
+def variation_digest(variation: Variation) -> str:
+    """sha256 of the canonical JSON of ``variation.model_dump(mode="json")``. Most cases
+    carry the default variation: its digest is computed once at import (an equality check
+    instead of a dump, canonical JSON and sha256 per case; the digest is the same)."""
+    if variation == _DEFAULT_VARIATION:
+        return _DEFAULT_VARIATION_DIGEST
+    return digest(variation.model_dump(mode="json"))

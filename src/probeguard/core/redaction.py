@@ -22,7 +22,15 @@ import json
 from collections.abc import Iterable
 from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit, urlunsplit
 
-__all__ = ["MIN_SECRET_LEN", "REDACTED", "redact", "redact_url", "secret_pieces", "url_secrets"]
+__all__ = [
+    "MIN_SECRET_LEN",
+    "REDACTED",
+    "redact",
+    "redact_url",
+    "replace_pieces",
+    "secret_pieces",
+    "url_secrets",
+]
 
 REDACTED = "***"
 MIN_SECRET_LEN = 6
@@ -43,7 +51,13 @@ def secret_pieces(values: Iterable[str]) -> tuple[str, ...]:
 def redact(text: str, secrets: Iterable[str]) -> str:
     """``text`` with every piece of every secret replaced by ``***`` (``secrets``: raw values,
     or the output of ``secret_pieces``)."""
-    for piece in secret_pieces(secrets):
+    return replace_pieces(text, secret_pieces(secrets))
+
+
+def replace_pieces(text: str, pieces: Iterable[str]) -> str:
+    """``text`` with each of ``pieces`` replaced by ``***``, in order: ``redact`` once the
+    pieces are worked out (``secret_pieces(secrets)``), for callers that keep them."""
+    for piece in pieces:
         text = text.replace(piece, REDACTED)
     return text
 

@@ -5,7 +5,8 @@ that can change the output, so a hit is always the answer the same pipeline gave
 question and variation. Entries live at ``<directory>/<key[:2]>/<key>.json`` (256 fan-out
 folders keep directories small at 100k+ entries).
 
-Writes are atomic: the JSON goes to a temporary file in the entry's folder, then
+Writes are atomic: the JSON goes to a temporary file in the entry's folder
+(``.<key>.json.<pid>-<thread id>.tmp``: no other live writer uses that name), then
 ``os.replace`` moves it into place, so a reader sees the old entry, the new one or none —
 never half a file — and concurrent writers of the same key (threads or processes) leave one
 complete entry (the last writer wins). A file that does not parse (a disk error, a manual edit)
@@ -13,7 +14,10 @@ is a miss, reported through ``logging``; it is overwritten by the next ``put``.
 
 ``CacheWriter`` moves the runner's writes off the event loop: serialising an output, the
 folder, the temporary file and the rename cost ~0.2 ms a case (issue 18), which the loop then
-spends on no request. A killed run leaves at most a ``.<key>.json.*.tmp`` file beside the
+spends on no request. An entry costs four file-system calls (open, write, close, rename):
+the file is created with mode ``0o666`` so that the kernel applies the umask (the mode
+``core.io.atomic_write_text`` gives, without reading the umask from ``/proc`` per file), and a
+fan-out folder is created once per cache object (made again if it vanished). A killed run leaves at most a ``.<key>.json.*.tmp`` file beside the
 entries (never read: a reader only opens ``<key>.json``), never half an entry.
 """
 
@@ -23,13 +27,13 @@ import asyncio
 import logging
 import os
 import re
+import threading
 from collections.abc import Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 from pydantic import ValidationError
 
-from probeguard.core.io import atomic_write_text
 from probeguard.core.pipeline import PipelineOutput
 from probeguard.log.writer import dump_json_line
 
@@ -48,6 +52,8 @@ class ResponseCache:
     def __init__(self, directory: str | os.PathLike[str], *, fsync: bool = False) -> None:
         self.directory = Path(directory)
         self.fsync = fsync
+        self._folders: set[Path] = set()
+        """Fan-out folders known to exist (created by this object)."""
 
     def path_for(self, key: str) -> Path:
         """Where the entry for ``key`` lives (``<dir>/<key[:2]>/<key>.json``)."""
@@ -77,7 +83,36 @@ class ResponseCache:
 
     def put(self, key: str, output: PipelineOutput) -> None:
         """Store ``output`` under ``key`` atomically (temp file + ``os.replace``)."""
-        atomic_write_text(self.path_for(key), dump_json_line(output), fsync=self.fsync)
+        path = self.path_for(key)
+        data = dump_json_line(output).encode("utf-8")
+        try:
+            self._write_entry(path, data)
+        except FileNotFoundError:  # the folder went away since this object made it
+            self._folders.discard(path.parent)
+            self._write_entry(path, data)
+
+    def _write_entry(self, path: Path, data: bytes) -> None:
+        """``data`` to a temporary file beside ``path``, then ``os.replace`` over it; the
+        temporary file is removed when anything fails."""
+        folder = path.parent
+        if folder not in self._folders:
+            folder.mkdir(parents=True, exist_ok=True)
+            self._folders.add(folder)
+        tmp = folder / f".{path.name}.{os.getpid()}-{threading.get_ident()}.tmp"
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
+        try:
+            try:
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(fd, view) :]
+                if self.fsync:
+                    os.fsync(fd)
+            finally:
+                os.close(fd)
+            os.replace(tmp, path)
+        except BaseException:
+            tmp.unlink(missing_ok=True)
+            raise
 
     def existing(self, keys: Iterable[str]) -> set[str]:
         """The keys among ``keys`` that have an entry now: one directory listing per fan-out

@@ -10,14 +10,17 @@ from collections import defaultdict
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
+from typing import Any
 
 import pytest
 from aiohttp import web
 
+from probeguard.core import redaction
 from probeguard.core.cases import Case
 from probeguard.core.errors import InputError, PipelineCallError
 from probeguard.core.pipeline import Capability, Variation
-from probeguard.pipeline.adapters import HttpPipeline
+from probeguard.pipeline.adapters import HttpPipeline, jsonpath
+from probeguard.pipeline.adapters import http as http_adapter
 from probeguard.pipeline.adapters.http import parse_retry_after, redact_url
 from probeguard.runner import RetryPolicy, Runner, RunnerConfig
 
@@ -428,3 +431,75 @@ def test_redact_url() -> None:
     assert redact_url("https://user:pw@api.x.com:8443/v1/ask?key=abc&x=1") == (
         "https://api.x.com:8443/v1/ask?key=***&x=***"
     )
+
+
+async def test_secret_pieces_are_worked_out_once_per_header_values(
+    srv: Server, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 18: the pieces to redact are kept per (URL, header values), so a header that
+    changes (an env var set anew) is still redacted, and a steady one costs no work a call
+    (neither in the adapter nor inside ``redact``)."""
+    calls: list[tuple[str, ...]] = []
+    real = redaction.secret_pieces
+
+    def counting(values: Any) -> tuple[str, ...]:
+        values = list(values)
+        calls.append(tuple(values))
+        return real(values)
+
+    monkeypatch.setattr(http_adapter, "secret_pieces", counting)
+    monkeypatch.setattr(redaction, "secret_pieces", counting)
+    monkeypatch.setenv("PG_TEST_TOKEN", SECRET)
+    pipe = HttpPipeline(
+        f"{srv.url}/echo?api_key=hunter2-key",
+        headers={"Authorization": "Bearer ${PG_TEST_TOKEN}"},
+        answer_path="auth",
+    )
+    try:
+        for _ in range(3):
+            assert (await pipe.aanswer("q")).answer == "***"
+        first = len(calls)
+        assert first <= 2
+        monkeypatch.setenv("PG_TEST_TOKEN", "another-secret-value")
+        assert (await pipe.aanswer("q")).answer == "***"
+        assert len(calls) == 2 * first
+    finally:
+        await pipe.aclose()
+
+
+def test_missing_optional_context_fields_build_no_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 18: a context without a chunk id or score is the usual case; reading it must not
+    format a ``PathError`` (that cost more than the rest of the context)."""
+
+    def no_error(*args: Any, **kwargs: Any) -> None:
+        raise AssertionError("an optional field built a PathError")
+
+    monkeypatch.setattr(jsonpath, "_fail", no_error)
+    pipe = HttpPipeline("http://h/x", contexts_path="c[*]", chunk_id_field="meta.id")
+    out = pipe.parse_response({"answer": "a", "c": [{"text": "t", "doc_id": "d1"}, {"text": "u"}]})
+    assert [(c.doc_id, c.score) for c in out.retrieved] == [("d1", None), ("", None)]
+    assert out.retrieved[0].chunk_id.startswith("ctx-")
+
+
+@pytest.mark.parametrize(
+    "path",
+    ["a", "a.b", "a[0]", "a[-1]", "a[5]", "a.b[1].c", "x", "a.*", "a[*].c", "$", "n.k", "l[0].k"],
+)
+@pytest.mark.parametrize(
+    "doc",
+    [
+        {"a": {"b": [1, {"c": 2}]}},
+        {"a": [{"c": 1}, {"c": None}, {"d": 3}]},
+        {"a": [], "n": None, "l": [5]},
+        {"a": "text", "x": 0},
+        [1, 2],
+        None,
+    ],
+)
+def test_lookup_is_resolve_or_missing(doc: Any, path: str) -> None:
+    segments = jsonpath.parse_path(path)
+    try:
+        expected = jsonpath.resolve(doc, segments)
+    except jsonpath.PathError:
+        expected = jsonpath.MISSING
+    assert jsonpath.lookup(doc, segments) == expected  # MISSING compares by identity

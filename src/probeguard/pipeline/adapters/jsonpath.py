@@ -36,8 +36,13 @@ __all__ = [
     "Wildcard",
     "parse_path",
     "resolve",
+    "lookup",
+    "MISSING",
     "has_wildcard",
 ]
+
+MISSING: Any = object()
+"""What ``lookup`` returns where ``resolve`` would raise ``PathError``."""
 
 
 class PathError(PipelineCallError):
@@ -150,6 +155,31 @@ def resolve(data: Any, path: str | tuple[Segment, ...], *, label: str | None = N
     segments = parse_path(path) if isinstance(path, str) else path
     matches = _walk(data, segments, 0, path, label)
     return matches if any(isinstance(s, Wildcard) for s in segments) else matches[0]
+
+
+def lookup(data: Any, segments: tuple[Segment, ...]) -> Any:
+    """``resolve(data, segments)``, or ``MISSING`` where that raises ``PathError``, without
+    building the error (an optional field that a response leaves out is the common case:
+    formatting the message cost more than the rest of reading a context). Paths without a
+    wildcard are walked here with ``_walk``'s rules (a key needs an object holding it, an
+    index a list it is in range of); a wildcard path goes through ``resolve``."""
+    if any(isinstance(s, Wildcard) for s in segments):
+        try:
+            return resolve(data, segments)
+        except PathError:
+            return MISSING
+    value = data
+    for seg in segments:
+        if isinstance(seg, Key):
+            if not isinstance(value, dict) or seg.name not in value:
+                return MISSING
+            value = value[seg.name]
+        else:
+            assert isinstance(seg, Index)
+            if not isinstance(value, list) or not -len(value) <= seg.index < len(value):
+                return MISSING
+            value = value[seg.index]
+    return value
 
 
 def _fail(path: str | tuple[Segment, ...], label: str | None, message: str) -> PathError:
