@@ -26,7 +26,7 @@ from pydantic import (
 from probeguard.attribution.summary import AttributionSummary
 from probeguard.core.artifacts import ArtifactHeader, ByKeyModel
 from probeguard.core.errors import InputError
-from probeguard.core.floats import normalise_floats
+from probeguard.core.floats import normalise_floats_in_place
 from probeguard.core.records import (
     RUN_LOG_VERSION,
     Attribution,
@@ -124,8 +124,9 @@ class RunLog(ArtifactHeader):
     @model_serializer(mode="wrap")
     def _normalised(self, handler: Any, info: SerializationInfo) -> dict[str, Any]:
         """Every float rounded as in ``run.jsonl`` (``core.floats``): identical runs write
-        identical ``run.json`` apart from the timing fields."""
-        data: dict[str, Any] = normalise_floats(handler(self))
+        identical ``run.json`` apart from the timing fields. The handler's tree is fresh (it
+        shares no container with the model), so it is rounded in place: no second copy."""
+        data: dict[str, Any] = normalise_floats_in_place(handler(self))
         return data
 
     def golden_records(self) -> list[CaseRecord]:
