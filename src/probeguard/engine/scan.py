@@ -20,6 +20,7 @@ from probeguard.core.errors import InputError
 from probeguard.core.pipeline import Pipeline
 from probeguard.engine.backends import check_backend, execute_on_backend
 from probeguard.engine.gcfreeze import freeze_survivors, frozen_until_done
+from probeguard.engine.malloc import limit_malloc_arenas
 from probeguard.engine.reports import REPORT_HTML
 from probeguard.engine.stages import (
     REPORT_MD,
@@ -72,8 +73,9 @@ def scan(
     ``pipeline`` overrides the configured one (for library users with their own object);
     ``inputs`` gives the documents and golden cases directly instead of ``config.corpus``.
     Embeddings are cached on disk under ``runner.cache_dir / "embeddings"`` (none without a
-    response cache folder).
+    response cache folder). Caps glibc's malloc arenas (``engine.malloc``, process-wide).
     """
+    limit_malloc_arenas()  # before any thread of the scan (engine.malloc)
     cache_dir = config.runner.cache_dir
     with (
         use_embedding_cache(Path(cache_dir) / "embeddings" if cache_dir else None),
