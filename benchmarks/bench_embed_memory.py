@@ -76,7 +76,9 @@ def scans(src: str, work: Path) -> dict[str, float]:
     return {"rss": rss, "first": first, "second": second}
 
 
-_TIMINGS = re.compile(rb'^ *"(duration_s|latency_s|wall_s|cache_dir)": .*$', re.MULTILINE)
+_TIMINGS = re.compile(
+    rb'^ *"(duration_s|latency_s|wall_s|cache_dir|source|call_key)": .*$', re.MULTILINE
+)
 
 
 def same_reports(*dirs: Path) -> bool:
@@ -86,8 +88,9 @@ def same_reports(*dirs: Path) -> bool:
 
 def same_outputs(*dirs: Path) -> bool:
     """``report.html`` byte for byte, and ``run.json`` with its timing lines (``duration_s``,
-    ``latency_s``, ``wall_s``) and its ``cache_dir`` (a folder per side) blanked, across runs
-    of the same kind."""
+    ``latency_s``, ``wall_s``) and what holds a side's own paths blanked (``cache_dir``; a demo
+    document's ``source``, under that side's ``src``, and the ``call_key`` that hashes it),
+    across runs of the same kind."""
     html = {(d / "report.html").read_bytes() for d in dirs}
     runs = {_TIMINGS.sub(b"", (d / "run.json").read_bytes()) for d in dirs}
     return len(html) == 1 and len(runs) == 1
