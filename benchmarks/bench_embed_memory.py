@@ -30,6 +30,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -75,9 +76,24 @@ def scans(src: str, work: Path) -> dict[str, float]:
     return {"rss": rss, "first": first, "second": second}
 
 
+_TIMINGS = re.compile(
+    rb'^ *"(duration_s|latency_s|wall_s|cache_dir|source|call_key)": .*$', re.MULTILINE
+)
+
+
 def same_reports(*dirs: Path) -> bool:
     texts = {(d / "report.md").read_bytes() for d in dirs}
     return len(texts) == 1
+
+
+def same_outputs(*dirs: Path) -> bool:
+    """``report.html`` byte for byte, and ``run.json`` with its timing lines (``duration_s``,
+    ``latency_s``, ``wall_s``) and what holds a side's own paths blanked (``cache_dir``; a demo
+    document's ``source``, under that side's ``src``, and the ``call_key`` that hashes it),
+    across runs of the same kind."""
+    html = {(d / "report.html").read_bytes() for d in dirs}
+    runs = {_TIMINGS.sub(b"", (d / "run.json").read_bytes()) for d in dirs}
+    return len(html) == 1 and len(runs) == 1
 
 
 def bench_scans(baseline_src: str | None, work: Path) -> None:
@@ -105,6 +121,10 @@ def bench_scans(baseline_src: str | None, work: Path) -> None:
         higher_is_better=False,
     )
     print(f"reports byte-identical across all six scans: {same_reports(*runs)}", flush=True)
+    kinds = [
+        same_outputs(work / "ours" / n, work / "base" / n) for n in ("nocache", "first", "second")
+    ]
+    print(f"report.html and run.json (timings blanked) ours = baseline: {all(kinds)}", flush=True)
 
 
 def bench_poison(reuse: int) -> None:

@@ -6,6 +6,10 @@ finite float to 10 significant digits (``float(f"{x:.10g}")``) makes such runs w
 bytes: noise of a few ulps (relative 1e-16) crosses a rounding boundary with probability about
 1e-6 per value. Ten digits are far beyond what any score or rate means. NaN and ±inf stay as
 they are; rounding is idempotent, so a value read back from a log rounds to itself.
+
+``normalise_floats_in_place`` gives the same values without copying: for a fresh tree (a
+``model_dump``'s output, which never shares containers with the model) it rounds the floats
+where they are, so serialising a run log holds one tree, not two, and skips the copy.
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-__all__ = ["LOG_DIGITS", "normalise_floats"]
+__all__ = ["LOG_DIGITS", "normalise_floats", "normalise_floats_in_place"]
 
 LOG_DIGITS = 10
 
@@ -38,3 +42,47 @@ def normalise_floats(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return [normalise_floats(v) for v in value]
     return value
+
+
+def normalise_floats_in_place(value: Any) -> Any:
+    """``normalise_floats(value)``, reusing ``value``'s own dicts and lists: their floats are
+    rounded in place (and tuples, sets of floats, float subclasses inside replaced as
+    ``normalise_floats`` would); returns ``value`` (or, for anything else, its normalised
+    copy). Only for trees nobody else holds, e.g. a fresh ``model_dump``."""
+    kind = type(value)
+    if kind is dict:
+        _dict_in_place(value)
+        return value
+    if kind is list:
+        _list_in_place(value)
+        return value
+    return normalise_floats(value)
+
+
+def _dict_in_place(mapping: dict[Any, Any]) -> None:
+    """Round the floats under ``mapping`` in place (replacing values keeps the dict's size,
+    which iteration allows)."""
+    for key, value in mapping.items():
+        kind = type(value)
+        if kind is str or kind is int or kind is bool or value is None:
+            continue
+        if kind is dict:
+            _dict_in_place(value)
+        elif kind is list:
+            _list_in_place(value)
+        else:
+            mapping[key] = normalise_floats(value)
+
+
+def _list_in_place(items: list[Any]) -> None:
+    """Round the floats under ``items`` in place."""
+    for i, value in enumerate(items):
+        kind = type(value)
+        if kind is str or kind is int or kind is bool or value is None:
+            continue
+        if kind is dict:
+            _dict_in_place(value)
+        elif kind is list:
+            _list_in_place(value)
+        else:
+            items[i] = normalise_floats(value)

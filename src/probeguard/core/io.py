@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import os
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -29,13 +30,20 @@ def atomic_write_text(path: str | Path, text: str, *, fsync: bool = True) -> Pat
     ``os.replace`` it over ``path``. Readers see the old file or the new one, never a part.
     The file gets the mode ``open()`` would give it, ``0o666 & ~umask`` (0644 under the usual
     umask 022, like ``run.jsonl``), not the 0600 of ``mkstemp``."""
+    return atomic_write_pieces(path, (text,), fsync=fsync)
+
+
+def atomic_write_pieces(path: str | Path, pieces: Iterable[str], *, fsync: bool = True) -> Path:
+    """``atomic_write_text`` of ``"".join(pieces)``, written piece by piece, so a large file
+    (``run.json``) never exists whole in memory."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         os.chmod(tmp, 0o666 & ~current_umask())
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-            fh.write(text)
+            for piece in pieces:
+                fh.write(piece)
             if fsync:
                 fh.flush()
                 os.fsync(fh.fileno())

@@ -19,6 +19,8 @@ from probeguard.core.documents import Document
 from probeguard.core.errors import InputError
 from probeguard.core.pipeline import Pipeline
 from probeguard.engine.backends import check_backend, execute_on_backend
+from probeguard.engine.gcfreeze import freeze_survivors, frozen_until_done
+from probeguard.engine.malloc import limit_malloc_arenas
 from probeguard.engine.reports import REPORT_HTML
 from probeguard.engine.stages import (
     REPORT_MD,
@@ -71,10 +73,14 @@ def scan(
     ``pipeline`` overrides the configured one (for library users with their own object);
     ``inputs`` gives the documents and golden cases directly instead of ``config.corpus``.
     Embeddings are cached on disk under ``runner.cache_dir / "embeddings"`` (none without a
-    response cache folder).
+    response cache folder). Caps glibc's malloc arenas (``engine.malloc``, process-wide).
     """
+    limit_malloc_arenas()  # before any thread of the scan (engine.malloc)
     cache_dir = config.runner.cache_dir
-    with use_embedding_cache(Path(cache_dir) / "embeddings" if cache_dir else None):
+    with (
+        use_embedding_cache(Path(cache_dir) / "embeddings" if cache_dir else None),
+        frozen_until_done(),
+    ):
         return _scan(config, out_dir, resume, progress, pipeline, inputs)
 
 
@@ -90,6 +96,7 @@ def _scan(
     out = Path(out_dir)
     check_backend(config, given_pipeline=pipeline is not None)
     generated = generate(config, pipeline=pipeline, inputs=inputs)  # bad input: no folder yet
+    freeze_survivors()  # long-lived from here on: out of the collector's walks (engine.gcfreeze)
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:

@@ -28,7 +28,7 @@ from probeguard.core.artifacts import artifact_json
 from probeguard.core.cases import Case
 from probeguard.core.documents import Document, corpus_fingerprint
 from probeguard.core.errors import InputError
-from probeguard.core.io import atomic_write_text
+from probeguard.core.io import atomic_write_pieces
 from probeguard.core.pipeline import Pipeline
 from probeguard.core.records import Attribution, CaseRecord, RunHeader, RunStats
 from probeguard.corpus.loaders import load_corpus
@@ -57,7 +57,7 @@ from probeguard.probes.evaluate import (
     plan_probes,
     probe_context,
 )
-from probeguard.results.run import RunLog, RunSummary, SynthesizedInputs
+from probeguard.results.run import RunLog, RunSummary, SynthesizedInputs, run_json_pieces
 from probeguard.runner.cache import ResponseCache
 from probeguard.runner.executor import Runner, RunnerConfig
 from probeguard.runner.prepare import prepare_run
@@ -495,6 +495,6 @@ def synthesized_record(synthesized: Synthesis | None) -> SynthesizedInputs | Non
 
 
 def render_run(run: RunLog, out_dir: Path) -> None:
-    """Write ``run.json``, ``report.md`` and ``report.html`` (atomically) into ``out_dir``."""
-    atomic_write_text(out_dir / RUN_JSON, run.model_dump_json(indent=2) + "\n")
+    """Write ``run.json`` (streamed: ``run_json_pieces``), ``report.md`` and ``report.html``."""
+    atomic_write_pieces(out_dir / RUN_JSON, run_json_pieces(run))
     write_reports(run, out_dir)

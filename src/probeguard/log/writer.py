@@ -33,7 +33,7 @@ import pydantic_core
 from pydantic import BaseModel, ValidationError
 
 from probeguard.core.errors import InputError
-from probeguard.core.floats import normalise_floats
+from probeguard.core.floats import normalise_floats, normalise_floats_in_place
 from probeguard.core.records import CaseRecord, RunHeader
 
 __all__ = ["RunLogWriter", "as_logged", "logged_with_line", "read_run_jsonl", "dump_json_line"]
@@ -53,7 +53,7 @@ def _fallback(value: Any) -> Any:
 def dump_json_line(model: BaseModel) -> str:
     """One-line JSON of ``model`` that round-trips NaN and ±inf (see the module docstring)."""
     return pydantic_core.to_json(
-        normalise_floats(model.model_dump(mode="python")),
+        normalise_floats_in_place(model.model_dump(mode="python")),  # a fresh tree
         inf_nan_mode="constants",
         fallback=_fallback,
     ).decode("utf-8")

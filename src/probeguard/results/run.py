@@ -11,9 +11,11 @@ attribution totals in ``attribution.summary``.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Literal
 
+import pydantic_core
 from pydantic import (
     BaseModel,
     ConfigDict,
@@ -26,7 +28,7 @@ from pydantic import (
 from probeguard.attribution.summary import AttributionSummary
 from probeguard.core.artifacts import ArtifactHeader, ByKeyModel
 from probeguard.core.errors import InputError
-from probeguard.core.floats import normalise_floats
+from probeguard.core.floats import normalise_floats_in_place
 from probeguard.core.records import (
     RUN_LOG_VERSION,
     Attribution,
@@ -46,6 +48,7 @@ __all__ = [
     "RunSummary",
     "SynthesizedInputs",
     "load_run_log",
+    "run_json_pieces",
 ]
 
 READABLE_VERSIONS = (1,)
@@ -124,8 +127,9 @@ class RunLog(ArtifactHeader):
     @model_serializer(mode="wrap")
     def _normalised(self, handler: Any, info: SerializationInfo) -> dict[str, Any]:
         """Every float rounded as in ``run.jsonl`` (``core.floats``): identical runs write
-        identical ``run.json`` apart from the timing fields."""
-        data: dict[str, Any] = normalise_floats(handler(self))
+        identical ``run.json`` apart from the timing fields. The handler's tree is fresh (it
+        shares no container with the model), so it is rounded in place: no second copy."""
+        data: dict[str, Any] = normalise_floats_in_place(handler(self))
         return data
 
     def golden_records(self) -> list[CaseRecord]:
@@ -179,3 +183,60 @@ def load_run_log(path: str | Path) -> RunLog:
             file=str(path),
             field=".".join(str(p) for p in err["loc"]) or None,
         ) from None
+
+
+# -- run.json in pieces ----------------------------------------------------------------------
+# ``run.json`` written in pieces: the bytes of ``run.model_dump_json(indent=2) + "\n"``
+# without the whole run as one Python tree and one string.
+#
+# ``RunLog``'s serializer rounds every float of the full dump (``core.floats``); for a demo
+# scan that dump is ~100 MiB of Python objects plus a 14 MB string and its copies, the peak of
+# the scan's memory. Here the run without its records is dumped and rounded as before, with a
+# marker where ``records`` goes; each record is then dumped, rounded and indented on its own
+# (pydantic's pretty printer writes a nested value as the value alone indented two more spaces
+# per level, so a record at level 2 gets four spaces before each line) and streamed in its
+# place. Only one record's tree exists at a time.
+_MARK = "\x00probeguard-records\x00"
+_RECORD_INDENT = "    "  # a record is an item of a list under a top-level key: level 2
+
+
+def _json(value: object) -> str:
+    """What ``model_dump_json(indent=2)`` writes for an already dumped value (NaN and
+    ±inf as ``null``, pydantic's default)."""
+    return pydantic_core.to_json(value, indent=2, inf_nan_mode="null").decode("utf-8")
+
+
+def _head(run: RunLog) -> tuple[str, str]:
+    """The text before and after the records list."""
+    data = run.model_dump(mode="json", exclude={"records"})  # rounded by the serializer
+    order = list(RunLog.model_fields)
+    at = order.index("records")
+    keys = list(data)
+    cut = next((i for i, k in enumerate(keys) if k in order and order.index(k) > at), len(keys))
+    items = [
+        *[(k, data[k]) for k in keys[:cut]],
+        ("records", _MARK),
+        *[(k, data[k]) for k in keys[cut:]],
+    ]
+    before, after = _json(dict(items)).split(_json(_MARK), 1)
+    return before, after
+
+
+def _record(record: CaseRecord) -> str:
+    """One record as it sits in ``run.json``'s records list."""
+    text = _json(normalise_floats_in_place(record.model_dump(mode="json")))
+    return _RECORD_INDENT + text.replace("\n", "\n" + _RECORD_INDENT)
+
+
+def run_json_pieces(run: RunLog) -> Iterator[str]:
+    """``run.model_dump_json(indent=2) + "\\n"`` in pieces (the comment above ``_MARK``)."""
+    before, after = _head(run)
+    yield before
+    if not run.records:
+        yield "[]"
+    else:
+        yield "[\n"
+        for i, record in enumerate(run.records):
+            yield (",\n" if i else "") + _record(record)
+        yield "\n  ]"
+    yield after + "\n"
