@@ -70,9 +70,12 @@ def _missing_model(*_args, **_kwargs):
 
 def test_falls_back_to_hashing_when_the_onnx_extra_is_missing(monkeypatch):
     # Forcing a missing package is the one failure the real part cannot produce on demand.
+    import probeguard.models.embedders.factory as embedder_factory
     import probeguard.models.embedders.minilm as minilm
 
     monkeypatch.setattr(minilm, "model_files", _missing_model)
+    # a MiniLM embedder shared by an earlier test in this process would hide the missing model
+    monkeypatch.setattr(embedder_factory, "_SHARED", {})
     sim = SemanticSimilarity()  # default: MiniLM, fallback hashing
     assert sim.similarity("refund in five days", "refund in five days please") > 0.5
     cfg = sim.config()
