@@ -45,14 +45,9 @@ that changes the output (say ``X-Model``) is not seen: bump ``version`` when you
 from __future__ import annotations
 
 import asyncio
-import email.utils
 import json
-import math
-import os
-import re
 import weakref
 from collections.abc import Iterable, Mapping
-from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -67,6 +62,15 @@ from probeguard.core.pipeline import (
 )
 from probeguard.core.redaction import redact_url, replace_pieces, secret_pieces, url_secrets
 from probeguard.pipeline.adapters.callable import parse_capabilities
+from probeguard.pipeline.adapters.http_request import (
+    ENV_REF,
+    PLACEHOLDER,
+    TRANSIENT_STATUS,
+    expand_env,
+    parse_retry_after,
+    substitute,
+    uses_placeholder,
+)
 from probeguard.pipeline.adapters.jsonpath import (
     MISSING,
     PathError,
@@ -80,71 +84,9 @@ from probeguard.pipeline.adapters.jsonpath import (
 
 __all__ = ["HttpPipeline", "parse_retry_after", "expand_env", "redact_url"]
 
-_ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
-_PLACEHOLDER = "{question}"
 _BODY_LIMIT = 300
-_TRANSIENT_STATUS = frozenset({408, 429})
 _SECRET_MEMO_SIZE = 16
 """Distinct (URL, header values) whose secret pieces an ``HttpPipeline`` keeps."""
-
-
-def expand_env(value: str, *, header: str = "") -> str:
-    """Replace ``${NAME}`` with ``os.environ["NAME"]``; a missing variable is a
-    non-transient ``PipelineCallError`` naming it (and the header), never its value."""
-
-    def sub(m: re.Match[str]) -> str:
-        name = m.group(1)
-        try:
-            return os.environ[name]
-        except KeyError:
-            where = f" (used by header '{header}')" if header else ""
-            raise PipelineCallError(
-                f"environment variable '{name}'{where} is not set", transient=False
-            ) from None
-
-    return _ENV_REF.sub(sub, value)
-
-
-def parse_retry_after(value: str | None, *, now: datetime | None = None) -> float | None:
-    """Seconds to wait from a ``Retry-After`` header: delta-seconds or an HTTP date
-    (RFC 9110 §10.2.3). Past dates give 0; anything unparseable gives None."""
-    if value is None or not value.strip():
-        return None
-    text = value.strip()
-    try:
-        seconds = float(text)
-    except ValueError:
-        pass
-    else:
-        return max(0.0, seconds) if math.isfinite(seconds) else None
-    try:
-        when = email.utils.parsedate_to_datetime(text)
-    except (TypeError, ValueError, IndexError):
-        return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=UTC)
-    now = now or datetime.now(UTC)
-    return max(0.0, (when - now).total_seconds())
-
-
-def _substitute(template: Any, question: str) -> Any:
-    if isinstance(template, str):
-        return template.replace(_PLACEHOLDER, question)
-    if isinstance(template, dict):
-        return {k: _substitute(v, question) for k, v in template.items()}
-    if isinstance(template, list):
-        return [_substitute(v, question) for v in template]
-    return template
-
-
-def _uses_placeholder(template: Any) -> bool:
-    if isinstance(template, str):
-        return _PLACEHOLDER in template
-    if isinstance(template, dict):
-        return any(_uses_placeholder(v) for v in template.values())
-    if isinstance(template, list):
-        return any(_uses_placeholder(v) for v in template)
-    return False
 
 
 def _optional(item: Any, path: str | None) -> Any:
@@ -200,15 +142,15 @@ class HttpPipeline:
                 f"unsupported HTTP method {method!r}; use GET, POST or PUT", field="method"
             )
         self._headers = {str(k): str(v) for k, v in (headers or {}).items()}
-        self.header_env = sorted({m for v in self._headers.values() for m in _ENV_REF.findall(v)})
-        template = {"question": _PLACEHOLDER} if request_template is None else request_template
+        self.header_env = sorted({m for v in self._headers.values() for m in ENV_REF.findall(v)})
+        template = {"question": PLACEHOLDER} if request_template is None else request_template
         try:
             canonical_json(template)
         except (TypeError, ValueError) as exc:
             raise InputError(
                 f"request_template is not JSON: {exc}", field="request_template"
             ) from None
-        if not _uses_placeholder(template):
+        if not uses_placeholder(template):
             raise InputError(
                 "request_template never uses the {question} placeholder", field="request_template"
             )
@@ -337,7 +279,7 @@ class HttpPipeline:
     async def aanswer(self, question: str, variation: Variation | None = None) -> PipelineOutput:
         check_capabilities(self, variation)
         headers = {k: expand_env(v, header=k) for k, v in self._headers.items()}
-        payload = _substitute(self.request_template, question)
+        payload = substitute(self.request_template, question)
         if self.variation_field is not None:
             payload[self.variation_field] = (variation or Variation()).model_dump(mode="json")
         if self.method == "GET":
@@ -406,7 +348,7 @@ class HttpPipeline:
     def _read_response(self, status: int, text: str, retry_after: float | None) -> PipelineOutput:
         """The output of a response whose ``text`` is already redacted."""
         where = self._shown_url
-        if status in _TRANSIENT_STATUS or status >= 500:
+        if status in TRANSIENT_STATUS or status >= 500:
             raise PipelineCallError(
                 f"HTTP {status} from {where}: {text[:_BODY_LIMIT]}",
                 transient=True,
