@@ -122,8 +122,9 @@ def weights(records: Sequence[Record]) -> list[float]:
 
 
 def fit(records: Sequence[Record]) -> np.ndarray:
-    """β (intercept first) by the alternating fit of the module doc."""
-    beta = np.zeros(len(FEATURES) + 1)
+    """β (intercept first) by the alternating fit of the module doc, over as many columns as
+    the records' cells have (``FEATURES`` here; ``grade_features`` adds some)."""
+    beta = np.zeros(records[0][2][0].shape[1] + 1)
     per = weights(records)
     for round_ in range(ROUNDS):
         rows, ys, ws = [], [], []

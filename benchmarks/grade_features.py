@@ -31,14 +31,12 @@ import numpy as np
 
 from benchmarks.fit_support_grade import (
     FAMILIES,
-    ROUNDS,
     Record,
     area,
     dev_sets,
     features,
-    newton,
+    fit,
     scores,
-    weights,
 )
 from probeguard.detectors.claims import decompose, factual
 from probeguard.detectors.grading import word_overlap
@@ -74,24 +72,6 @@ def record_features(record: LabelledClaim) -> dict[str, float]:
         "weakest": min(shares) if shares else 1.0,
         "dropped_absent": dropped / len(tokens) if tokens else 0.0,
     }
-
-
-def fit(records: Sequence[Record]) -> np.ndarray:
-    """``fit_support_grade.fit`` for any number of columns."""
-    beta = np.zeros(records[0][2][0].shape[1] + 1)
-    per = weights(records)
-    for round_ in range(ROUNDS):
-        rows, ys, ws = [], [], []
-        for (_, label, claims, _), weight in zip(records, per):
-            for cells in claims:
-                x = np.hstack([np.ones((len(cells), 1)), cells])
-                pick = int(np.argmax(cells[:, 0] if round_ == 0 else x @ beta))
-                rows.append(x[pick])
-                ys.append(float(label))
-                ws.append(weight / len(claims))
-        w = np.asarray(ws)
-        beta = newton(np.asarray(rows), np.asarray(ys), w / w.sum(), beta)
-    return beta
 
 
 def table(records: Sequence[Record]) -> dict[str, tuple[float, float, float]]:

@@ -49,40 +49,21 @@ def normalise_floats_in_place(value: Any) -> Any:
     rounded in place (and tuples, sets of floats, float subclasses inside replaced as
     ``normalise_floats`` would); returns ``value`` (or, for anything else, its normalised
     copy). Only for trees nobody else holds, e.g. a fresh ``model_dump``."""
-    kind = type(value)
-    if kind is dict:
-        _dict_in_place(value)
-        return value
-    if kind is list:
-        _list_in_place(value)
+    if type(value) is dict or type(value) is list:
+        _in_place(value)
         return value
     return normalise_floats(value)
 
 
-def _dict_in_place(mapping: dict[Any, Any]) -> None:
-    """Round the floats under ``mapping`` in place (replacing values keeps the dict's size,
-    which iteration allows)."""
-    for key, value in mapping.items():
+def _in_place(container: dict[Any, Any] | list[Any]) -> None:
+    """Round the floats under a dict or list in place (replacing values keeps a dict's
+    size, which iteration allows)."""
+    pairs = container.items() if type(container) is dict else enumerate(container)
+    for key, value in pairs:
         kind = type(value)
         if kind is str or kind is int or kind is bool or value is None:
             continue
-        if kind is dict:
-            _dict_in_place(value)
-        elif kind is list:
-            _list_in_place(value)
+        if kind is dict or kind is list:
+            _in_place(value)
         else:
-            mapping[key] = normalise_floats(value)
-
-
-def _list_in_place(items: list[Any]) -> None:
-    """Round the floats under ``items`` in place."""
-    for i, value in enumerate(items):
-        kind = type(value)
-        if kind is str or kind is int or kind is bool or value is None:
-            continue
-        if kind is dict:
-            _dict_in_place(value)
-        elif kind is list:
-            _list_in_place(value)
-        else:
-            items[i] = normalise_floats(value)
+            container[key] = normalise_floats(value)
