@@ -242,6 +242,14 @@ class Runner:
 
     # -- steps ----------------------------------------------------------------------------
 
+    def resumable(self, case: Case, key: str) -> CaseRecord | None:
+        """The record ``case`` is resumed from (rule 2 of the module docstring: in
+        ``resume_from`` with an output under the same call ``key``), or None."""
+        prev = self.resume_from.get(case.id)
+        if prev is not None and prev.output is not None and prev.call_key == key:
+            return prev
+        return None
+
     def _settle_without_calls(
         self, state: _Run, cases: list[Case], keys: list[str], loop: asyncio.AbstractEventLoop
     ) -> list[int]:
@@ -255,8 +263,8 @@ class Runner:
             except UnsupportedCapabilityError as exc:
                 self._finish(state, i, CaseRecord(case=case, call_key=key, error=case_error(exc)))
                 continue
-            prev = self.resume_from.get(case.id)
-            if prev is not None and prev.output is not None and prev.call_key == key:
+            prev = self.resumable(case, key)
+            if prev is not None:
                 record = prev if prev.case == case else prev.model_copy(update={"case": case})
                 in_log = logged.get(case.id)
                 state.stats.resumed += 1

@@ -27,8 +27,7 @@ def pending(runner: Runner, cases: Sequence[Case]) -> list[Case]:
     out = []
     for case in cases:
         key = case.call_key(fingerprint)
-        prev = runner.resume_from.get(case.id)
-        if prev is not None and prev.output is not None and prev.call_key == key:
+        if runner.resumable(case, key) is not None:
             continue
         if runner.cache is not None and key in runner.cache:
             continue
