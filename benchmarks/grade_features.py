@@ -3,7 +3,7 @@
 
     python -m benchmarks.grade_features [--data DIR]
 
-Each variant appends record-level columns to every cell's (r, o, x, n, v) of
+Each variant appends record-level columns to every cell's (r, o, x, n, v, u) of
 ``benchmarks.fit_support_grade`` and is fitted and scored exactly as that script does (same dev
 records, weights, alternating fit); printed per dataset: dev AUROC in-sample /
 leave-one-family-out / token overlap. Features, over the record's whole response ``R`` (before
