@@ -8,7 +8,7 @@ TopicalChat dev files (``begin_dev_{wow,cmu,tc}.tsv``), and the dev half of Halu
 ``probeguard bench judges`` splits it (seed 0). Each record's claim goes through the same
 path as the bench (``claims.factual(claims.decompose(claim))``, ``judges.judge_claims`` with
 its question) with ``OfflineJudge(graded=False)``, which leaves each cell its rule grade;
-``grading.cell_features`` gives each scored cell (r, o, x, n, v).
+``grading.cell_features`` gives each scored cell (r, o, x, n, v, u).
 
 **Model.** A record's score is the bench's ``support_score``: the mean over its scored claims
 of the max over chunks of σ(β·f(cell)). Each claim gets its record's label. The max makes
@@ -19,9 +19,11 @@ Tibshirani & Friedman 2009, §4.4), each dataset family (WiCE, BEGIN, HaluEval) 
 third of the weight, split equally among its files and then among its records and their
 claims. Deterministic: no randomness beyond the bench's seeded HaluEval split.
 
-**Printed.** Dev AUROC per dataset in-sample and leave-one-family-out (β fitted without the
-family, scored on it), beside the token-overlap baseline's; test figures come from
-``probeguard bench judges``.
+**Printed.** Dev AUROC per dataset in-sample, leave-one-family-out (β fitted without the
+family, scored on it) and leave-one-file-out (β fitted without that dataset's file only: for
+BEGIN, the other two BEGIN sources stay in, so a feature that only BEGIN-like responses carry,
+such as ``u``, is still learnt and then tried on an unseen source), beside the token-overlap
+baseline's; test figures come from ``probeguard bench judges``.
 """
 
 from __future__ import annotations
@@ -156,15 +158,18 @@ def area(labels: Sequence[bool], values: Sequence[float]) -> float:
 
 
 def evaluate(records: Sequence[Record], beta: np.ndarray) -> dict[str, dict[str, float]]:
-    """Dev AUROC per dataset: in-sample, leave-one-family-out, and the baseline's."""
+    """Dev AUROC per dataset: in-sample, leave-one-family-out, leave-one-file-out, and the
+    baseline's (module doc)."""
     out: dict[str, dict[str, float]] = {}
     for ds, family in FAMILIES.items():
         mine = [r for r in records if r[0] == ds]
         held_out = fit([r for r in records if FAMILIES[r[0]] != family])
+        held_file = fit([r for r in records if r[0] != ds])
         labels = [r[1] for r in mine]
         out[ds] = {
             "in_sample": area(labels, scores(mine, beta)),
             "leave_family_out": area(labels, scores(mine, held_out)),
+            "leave_file_out": area(labels, scores(mine, held_file)),
             "token_overlap": area(labels, [r[3] for r in mine]),
         }
     return out

@@ -3,10 +3,10 @@
 
     python -m benchmarks.grade_features [--data DIR]
 
-Each variant appends record-level columns to every cell's (r, o, x, n, v) of
+Each variant appends record-level columns to every cell's (r, o, x, n, v, u) of
 ``benchmarks.fit_support_grade`` and is fitted and scored exactly as that script does (same dev
-records, weights, alternating fit); printed per dataset: dev AUROC in-sample /
-leave-one-family-out / token overlap. Features, over the record's whole response ``R`` (before
+records, weights, alternating fit); printed per dataset: dev AUROC in-sample,
+leave-one-family-out, leave-one-file-out and token overlap (``fit_support_grade.evaluate``). Features, over the record's whole response ``R`` (before
 claim splitting, so first-person and opinion sentences count) and its contexts ``K``:
 
 - ``whole``: ``grading.word_overlap(R, K)`` (the share of R's content words found in K; 0 when
@@ -14,7 +14,9 @@ claim splitting, so first-person and opinion sentences count) and its contexts `
 - ``weakest``: min over R's sentences (``nlp.text.split_sentences``) with content words of the
   share of their content words found in K (1 when none has any);
 - ``dropped_absent``: the share of R's content words that no factual claim
-  (``claims.factual(claims.decompose(R))``) holds and K does not hold.
+  (``claims.factual(claims.decompose(R))``) holds and K does not hold;
+- ``weakest_statement``: min of ``grading.word_overlap(c, K)`` over R's factual claims ``c``
+  that are not unverifiable (``claims.is_unverifiable``) and have content words (1 when none).
 
 A variant is worth adopting only if it lifts BEGIN's leave-one-family-out AUROC without lowering
 WiCE's or HaluEval's (no test record is read here).
@@ -29,16 +31,8 @@ from pathlib import Path
 
 import numpy as np
 
-from benchmarks.fit_support_grade import (
-    FAMILIES,
-    Record,
-    area,
-    dev_sets,
-    features,
-    fit,
-    scores,
-)
-from probeguard.detectors.claims import decompose, factual
+from benchmarks.fit_support_grade import Record, dev_sets, evaluate, features, fit
+from probeguard.detectors.claims import decompose, factual, is_unverifiable
 from probeguard.detectors.grading import word_overlap
 from probeguard.detectors.offline_judge import OfflineJudge
 from probeguard.engine.bench.judges_data import LabelledClaim
@@ -46,17 +40,19 @@ from probeguard.engine.bench.judges_models import token_overlap
 from probeguard.nlp.text import content_words, split_sentences
 
 VARIANTS: dict[str, tuple[str, ...]] = {
-    "v6": (),
+    "grade 7": (),
     "+whole": ("whole",),
     "+weakest": ("weakest",),
     "+whole+weakest": ("whole", "weakest"),
     "+dropped_absent": ("dropped_absent",),
     "+weakest+dropped_absent": ("weakest", "dropped_absent"),
+    "+weakest_statement": ("weakest_statement",),
 }
 
 
 def record_features(record: LabelledClaim) -> dict[str, float]:
-    """``whole``, ``weakest`` and ``dropped_absent`` of the module doc."""
+    """``whole``, ``weakest``, ``dropped_absent`` and ``weakest_statement`` of the module
+    doc."""
     vocab = {t for c in record.contexts for t in content_words(c)}
     whole = word_overlap(record.claim, record.contexts)
     shares = [
@@ -64,30 +60,20 @@ def record_features(record: LabelledClaim) -> dict[str, float]:
         for toks in (content_words(s) for s in split_sentences(record.claim))
         if toks
     ]
-    kept = {t for c in factual(decompose(record.claim)) for t in content_words(c.text)}
+    claims = factual(decompose(record.claim))
+    kept = {t for c in claims for t in content_words(c.text)}
+    statements = [
+        word_overlap(c.text, record.contexts) for c in claims if not is_unverifiable(c.text)
+    ]
+    covered = [o for o in statements if not math.isnan(o)]
     tokens = content_words(record.claim)
     dropped = sum(t not in kept and t not in vocab for t in tokens)
     return {
         "whole": 0.0 if math.isnan(whole) else whole,
         "weakest": min(shares) if shares else 1.0,
         "dropped_absent": dropped / len(tokens) if tokens else 0.0,
+        "weakest_statement": min(covered) if covered else 1.0,
     }
-
-
-def table(records: Sequence[Record]) -> dict[str, tuple[float, float, float]]:
-    """Per dataset: dev AUROC in-sample, leave-one-family-out, token overlap."""
-    beta = fit(records)
-    out = {}
-    for ds, family in FAMILIES.items():
-        mine = [r for r in records if r[0] == ds]
-        held = fit([r for r in records if FAMILIES[r[0]] != family])
-        labels = [r[1] for r in mine]
-        out[ds] = (
-            area(labels, scores(mine, beta)),
-            area(labels, scores(mine, held)),
-            area(labels, [r[3] for r in mine]),
-        )
-    return out
 
 
 def widen(record: Record, extra: dict[str, float], columns: Sequence[str]) -> Record:
@@ -111,8 +97,9 @@ def main(argv: Sequence[str] | None = None) -> None:
                 base.append((record, record_features(r)))
     for name, columns in VARIANTS.items():
         print(name, flush=True)
-        for ds, (ins, lofo, overlap) in table([widen(r, x, columns) for r, x in base]).items():
-            print(f"  {ds}: in {ins:.4f}  lofo {lofo:.4f}  overlap {overlap:.4f}", flush=True)
+        records = [widen(r, x, columns) for r, x in base]
+        for ds, row in evaluate(records, fit(records)).items():
+            print(f"  {ds}: " + "  ".join(f"{k} {v:.4f}" for k, v in row.items()), flush=True)
 
 
 if __name__ == "__main__":

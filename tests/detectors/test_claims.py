@@ -3,7 +3,15 @@ subjects, pronouns, citations, hedges and offsets."""
 
 from __future__ import annotations
 
-from probeguard.detectors.claims import decompose, factual, is_hedge, subject_of
+import pytest
+
+from probeguard.detectors.claims import (
+    decompose,
+    factual,
+    is_hedge,
+    is_unverifiable,
+    subject_of,
+)
 
 
 def texts(answer: str) -> list[str]:
@@ -124,3 +132,23 @@ def test_decompose_memo_returns_a_new_list_each_call():
         "Refunds are issued within 5 business days.",
         "Shipping is free.",
     ]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Do you play guitar?", True),
+        ("Cheerleaders are awesome!", True),
+        ("I loved listening to the sounds when I was younger.", True),
+        ("i believe it was.", True),
+        ("It makes me wonder.", True),
+        ("Yes, I like Nirvana.", True),
+        ("Returns take 30 days.", False),
+        ("You can return items within 30 days.", False),
+        ("Elizabeth I was queen of England.", False),  # a regnal number, not a speaker
+        ("World War I ended in 1918.", False),
+        ("My Chemical Romance formed in 2001.", False),  # a name
+    ],
+)
+def test_unverifiable_claims(text, expected):
+    assert is_unverifiable(text) is expected

@@ -15,11 +15,13 @@ from probeguard.detectors.grading import (
     FEATURES,
     ClaimContext,
     cell_features,
+    claim_context,
     grade_model,
     word_overlap,
 )
 from probeguard.detectors.judges import Verdict
 from probeguard.detectors.offline_judge import OfflineJudge
+from probeguard.detectors.sentences import chunk_sentences
 from probeguard.metrics.graded import support_score
 
 PASSAGES = [
@@ -68,11 +70,11 @@ def test_verdicts_do_not_change_and_order_of_chunks_does_not_matter():
 
 
 def test_cell_features_follow_the_module_doc():
-    info = ClaimContext(overlap=0.5, names=1.0, values=0.0)
+    info = ClaimContext(overlap=0.5, names=1.0, values=0.0, unverifiable=1.0)
     supported = Verdict("supported", 1.0, "c", support=0.95)
     contradicted = Verdict("contradicted", 0.8, "c", support=0.0)
-    assert cell_features(supported, info) == (0.95, 0.5, 0.0, 1.0, 0.0)
-    assert cell_features(contradicted, info) == pytest.approx((0.72, 0.5, 1.0, 1.0, 0.0))
+    assert cell_features(supported, info) == (0.95, 0.5, 0.0, 1.0, 0.0, 1.0)
+    assert cell_features(contradicted, info) == pytest.approx((0.72, 0.5, 1.0, 1.0, 0.0, 1.0))
     assert cell_features(Verdict("unscored", chunk_id="c"), info) is None
 
 
@@ -87,7 +89,7 @@ def test_the_shipped_model_states_its_provenance():
     prov = model.provenance
     assert prov["script"] == "benchmarks/fit_support_grade.py" and "dev only" in prov["splits"]
     assert set(prov["datasets"]) == {"wice", "begin-wow", "begin-cmu", "begin-tc", "halueval"}
-    assert 0.0 < model.grade([1.0, 1.0, 0.0, 1.0, 1.0]) < 1.0
+    assert 0.0 < model.grade([1.0, 1.0, 0.0, 1.0, 1.0, 0.0]) < 1.0
 
 
 def test_the_fit_is_deterministic_and_learns_the_sign_of_a_feature():
@@ -105,3 +107,36 @@ def test_the_fit_is_deterministic_and_learns_the_sign_of_a_feature():
     assert np.array_equal(beta, fit_support_grade.fit(records))
     scores = fit_support_grade.scores(records, beta)
     assert fit_support_grade.area([r[1] for r in records], scores) == 1.0
+
+
+CHROME = [Context("c", "Google Chrome is a freeware web browser developed by Google.")]
+
+
+@pytest.mark.parametrize(
+    "unverifiable",
+    [
+        "Is Google Chrome a freeware web browser?",  # a question
+        "Google Chrome is a freeware web browser!",  # an exclamation
+        "I use Google Chrome, a freeware web browser.",  # first person
+    ],
+)
+def test_an_unverifiable_claim_grades_below_the_statement_with_the_same_words(unverifiable):
+    judge = OfflineJudge()
+    statement = "Google Chrome is a freeware web browser."
+    assert (
+        support_score(judge.judge([unverifiable], CHROME))
+        < support_score(judge.judge([statement], CHROME)) - 0.2
+    )
+    # only the grade: the verdicts are the rules' (grade 6 ranked the question level with it)
+    rule = OfflineJudge(graded=False)
+    assert (
+        judge.judge([unverifiable], CHROME).claim_labels()
+        == rule.judge([unverifiable], CHROME).claim_labels()
+    )
+
+
+def test_claim_context_reads_the_unverifiable_rule():
+    every = [s for c in CHROME for s in chunk_sentences(c.text)]
+    texts = [c.text for c in CHROME]
+    assert claim_context("Do you use Google Chrome?", texts, every).unverifiable == 1.0
+    assert claim_context("Google Chrome is a browser.", texts, every).unverifiable == 0.0

@@ -30,6 +30,15 @@ answers into atomic facts with an LLM; this is the offline approximation):
    sure", "as an AI", "please consult", "may not be accurate", "I cannot", ...) is kept but
    flagged ``hedge=True``: it claims nothing about the world, so faithfulness leaves it out
    and answer relevancy counts it against the answer.
+7. **Unverifiable claims** — a claim that is a question ("Do you play guitar?"), an
+   exclamation ("Cheerleaders are awesome!") or told in the first person singular ("I loved
+   listening to it", "my favourite") conveys the speaker's asking, feeling or experience,
+   which no document can attest (``is_unverifiable``). It is kept (it is part of what the
+   answer says, and a question can carry a statement: "Google Chrome is a freeware browser,
+   did you know?"); the offline judge's graded support counts it (``detectors.grading``).
+   Attribution asks that *all* the information a response conveys be attributable to its
+   source (Rashkin et al. 2021, "Measuring Attribution in Natural Language Generation
+   Models", AIS); personal opinion and experience are not (Dziri et al. 2022, BEGIN).
 
 ``start``/``end`` are the span of the claim's source text in the answer (before rewriting);
 ``answer[start:end]`` is that text, citation markers included.
@@ -43,7 +52,13 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from probeguard.models.prompts import looks_like_refusal
-from probeguard.nlp.text import CITATION_MARKER, SENTENCE_MEMO_MAX_CHARS, sentence_spans, words
+from probeguard.nlp.text import (
+    CITATION_MARKER,
+    SENTENCE_MEMO_MAX_CHARS,
+    sentence_spans,
+    word_spans,
+    words,
+)
 
 __all__ = [
     "AtomicClaim",
@@ -52,6 +67,7 @@ __all__ = [
     "factual",
     "is_bare",
     "is_hedge",
+    "is_unverifiable",
     "subject_of",
     "VERBISH",
 ]
@@ -114,6 +130,40 @@ class AtomicClaim:
 def is_hedge(text: str) -> bool:
     """True for a refusal or disclaimer sentence (see rule 6 in the module docstring)."""
     return looks_like_refusal(text) or bool(_HEDGE.search(text))
+
+
+FIRST_PERSON = frozenset({"i", "me", "my", "mine", "myself", "i'm", "i've", "i'd", "i'll"})
+"""First-person singular words (rule 7); ``words`` tokens, so "I'm" is one."""
+
+
+def is_unverifiable(text: str) -> bool:
+    """True for a claim that no document can attest (rule 7): it ends with "?" or "!" (a
+    question or an exclamation), or holds a first-person singular word (``FIRST_PERSON``)
+    that is not part of a name. A capitalised one written next to another capitalised word
+    (only spaces between) is read as part of a name: "Elizabeth I", "World War I", "My
+    Chemical Romance"."""
+    if text.rstrip(" \"')").endswith(("?", "!")):
+        return True
+    spans = word_spans(text)
+    return any(
+        token.lower() in FIRST_PERSON and not _in_name(text, spans, k)
+        for k, (token, _, _) in enumerate(spans)
+    )
+
+
+def _in_name(text: str, spans: Sequence[tuple[str, int, int]], k: int) -> bool:
+    """Whether the capitalised token ``k`` has a capitalised neighbour with only spaces
+    between them (a name, as in ``is_unverifiable``)."""
+    token, start, end = spans[k]
+    if not token[:1].isupper():
+        return False
+    before = k > 0 and spans[k - 1][0][:1].isupper() and not text[spans[k - 1][2] : start].strip()
+    after = (
+        k + 1 < len(spans)
+        and spans[k + 1][0][:1].isupper()
+        and not text[end : spans[k + 1][1]].strip()
+    )
+    return before or after
 
 
 def is_bare(text: str) -> bool:

@@ -1,10 +1,10 @@
-"""The offline judge's graded support (version 6): a logistic combination of its rule grade
+"""The offline judge's graded support (judge version 6; grade 7 adds ``u``): a logistic combination of its rule grade
 with what the claim's words, names and values find in the whole context, so that the score
 ranks claims (AUROC) rather than falling into a few coarse bands.
 
 For a claim ``c`` and a chunk ``k`` of the contexts ``K``::
 
-    support(c, k) = σ(β0 + β_r·r + β_o·o + β_x·x + β_n·n + β_v·v),   σ(z) = 1 / (1 + e^(−z))
+    support(c, k) = σ(β0 + β_r·r + β_o·o + β_x·x + β_n·n + β_v·v + β_u·u),   σ(z) = 1/(1 + e^(−z))
 
 - ``r`` the **rule grade** of the cell (``offline_judge`` module docstring, **Graded
   support**): supported 0.9 + 0.1·cov of the deciding sentence or group; unsupported
@@ -21,9 +21,15 @@ For a claim ``c`` and a chunk ``k`` of the contexts ``K``::
   the context does not hold;
 - ``v`` = 1 when every number and calendar date of the claim has its equal somewhere in
   ``K`` (``value_checks.number_check`` and ``date_check`` over the joined contexts; 1 for a
-  claim without any).
+  claim without any);
+- ``u`` = 1 when the claim is **unverifiable** (``claims.is_unverifiable``: a question, an
+  exclamation, or told in the first person singular): it conveys the speaker's asking,
+  feeling or experience, which attribution to a source cannot cover (AIS: Rashkin et al.
+  2021; BEGIN: Dziri et al. 2022), however many of its words the context holds ("Do you
+  like the music accompanying video games?" shares most of its words with "Video game music
+  is the soundtrack that accompanies video games.").
 
-``o``, ``n`` and ``v`` belong to the claim and the set of contexts, so they never depend on
+``o``, ``n``, ``v`` and ``u`` belong to the claim and the set of contexts, so they never depend on
 the chunks' order. The coefficients β are fitted by ``benchmarks/fit_support_grade.py``
 (L2-penalised logistic regression on dev splits only: WiCE dev, BEGIN's WoW, CMU-DoG and
 TopicalChat dev files, HaluEval's seeded dev half; each dataset family weighted equally) and
@@ -42,6 +48,7 @@ from importlib import resources
 from typing import Any
 
 from probeguard.core.hashing import digest
+from probeguard.detectors.claims import is_unverifiable
 from probeguard.detectors.judges import Verdict
 from probeguard.detectors.sentences import Sentence, claim_names
 from probeguard.detectors.spread import UNSUPPORTED_GRADE
@@ -59,8 +66,8 @@ __all__ = [
     "word_overlap",
 ]
 
-FEATURES = ("rule", "overlap", "contradicted", "names", "values")
-"""The order of the features (module doc: r, o, x, n, v) in the model file."""
+FEATURES = ("rule", "overlap", "contradicted", "names", "values", "unverifiable")
+"""The order of the features (module doc: r, o, x, n, v, u) in the model file."""
 MODEL_FILE = "support_grade.json"
 
 
@@ -76,15 +83,17 @@ def word_overlap(claim: str, contexts: Sequence[str]) -> float:
 
 @dataclass(frozen=True)
 class ClaimContext:
-    """The claim-level features ``o``, ``n`` and ``v`` of the module doc."""
+    """The claim-level features ``o``, ``n``, ``v`` and ``u`` of the module doc."""
 
     overlap: float
     names: float
     values: float
+    unverifiable: float = 0.0
 
 
 def claim_context(claim: str, contexts: Sequence[str], every: Sequence[Sentence]) -> ClaimContext:
-    """``o``, ``n`` and ``v`` of ``claim`` over the contexts' texts and all their sentences."""
+    """``o``, ``n``, ``v`` and ``u`` of ``claim`` over the contexts' texts and all their
+    sentences."""
     overlap = word_overlap(claim, contexts)
     names = claim_names(claim)
     held = frozenset().union(*(s.own | s.inherited for s in every)) if every else frozenset()
@@ -94,18 +103,26 @@ def claim_context(claim: str, contexts: Sequence[str], every: Sequence[Sentence]
         overlap=0.0 if math.isnan(overlap) else overlap,
         names=len(names & held) / len(names) if names else 1.0,
         values=float(values),
+        unverifiable=float(is_unverifiable(claim)),
     )
 
 
 def cell_features(verdict: Verdict, claim: ClaimContext) -> tuple[float, ...] | None:
-    """(r, o, x, n, v) of one cell, in ``FEATURES`` order; None for a cell without a rule
+    """(r, o, x, n, v, u) of one cell, in ``FEATURES`` order; None for a cell without a rule
     grade (unscored)."""
     if verdict.label == "unscored" or math.isnan(verdict.support):
         return None
     contradicted = verdict.label == "contradicted"
     score = 0.0 if math.isnan(verdict.score) else verdict.score
     rule = UNSUPPORTED_GRADE * score if contradicted else verdict.support
-    return (rule, claim.overlap, float(contradicted), claim.names, claim.values)
+    return (
+        rule,
+        claim.overlap,
+        float(contradicted),
+        claim.names,
+        claim.values,
+        claim.unverifiable,
+    )
 
 
 @dataclass(frozen=True)
