@@ -36,6 +36,7 @@ from probeguard.dataset.formats import load_case_file
 from probeguard.dataset.manifest import manifest_hashes
 from probeguard.dataset.synth import GENERATOR, Synthesis
 from probeguard.detectors.factory import build_judges
+from probeguard.engine.plans import cached_plan
 from probeguard.engine.reports import REPORT_MD, write_reports
 from probeguard.engine.synth import synthesize_checked
 from probeguard.log.writer import RunLogWriter
@@ -54,7 +55,6 @@ from probeguard.probes.evaluate import (
     ProbeJudgment,
     ProbePlan,
     judge_probes,
-    plan_probes,
     probe_context,
 )
 from probeguard.results.run import RunLog, RunSummary, SynthesizedInputs, run_json_pieces
@@ -253,7 +253,7 @@ def generate(
         documents=tuple(documents),
         golden=tuple(golden),
         ctx=ctx,
-        plan=plan_probes(config.probes, ctx),
+        plan=cached_plan(config.probes, ctx, config.runner.cache_dir),
         header=header,
         manifests=manifests or None,
         synthesized=synthesized,
