@@ -34,7 +34,7 @@ from probeguard.probes import Probe, ProbeContext
 from probeguard.probes.config import ProbesConfig
 from probeguard.probes.evaluate import ProbePlan, enabled_probes, generate_cases
 
-__all__ = ["PLANS", "cached_plan", "plan_key"]
+__all__ = ["PLANS", "cached_plan", "context_parts", "plan_key"]
 
 log = logging.getLogger(__name__)
 
@@ -71,29 +71,38 @@ def _store(store: DerivedCache, key: str, cases: list[Case]) -> None:
 
 def plan_key(config: ProbesConfig, ctx: ProbeContext, probes: Sequence[Probe]) -> str:
     """The content address of the plan (see the module docstring)."""
-    chunks = (
-        None
-        if ctx.chunks is None
-        else [(c.id, c.doc_id, c.start, c.end, c.index) for c in ctx.chunks]
-    )
     return sha256_hex(
         "plan/1",
         code_version(),
         modules_version(type(p).__module__ for p in probes),
         canonical_json(config.model_dump(mode="json")),
-        canonical_json(
-            {
-                "seed": ctx.seed,
-                "top_k": ctx.top_k,
-                "capabilities": sorted(str(c) for c in ctx.capabilities),
-                "chunker": _plain(ctx.chunker),
-                "chunks": chunks,
-            }
-        ),
+        *context_parts(ctx),
+    )
+
+
+def context_parts(ctx: ProbeContext) -> list[str | bytes]:
+    """What a probe context holds, as hash parts: its settings (seed, top-k, capabilities,
+    chunker), every chunk's (id, document, start, end, index) — a chunk's text, title and
+    metadata are its document's — and the full JSON of every document, golden question and
+    attack case, in order."""
+    chunks = (
+        None
+        if ctx.chunks is None
+        else [(c.id, c.doc_id, c.start, c.end, c.index) for c in ctx.chunks]
+    )
+    settings = {
+        "seed": ctx.seed,
+        "top_k": ctx.top_k,
+        "capabilities": sorted(str(c) for c in ctx.capabilities),
+        "chunker": _plain(ctx.chunker),
+        "chunks": chunks,
+    }
+    return [
+        canonical_json(settings),
         *_models("document", ctx.documents),
         *_models("question", ctx.questions),
         *_models("attack", ctx.attack_cases),
-    )
+    ]
 
 
 def _models(label: str, models: Sequence[BaseModel]) -> list[str | bytes]:

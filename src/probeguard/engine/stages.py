@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from probeguard._version import __version__
-from probeguard.attribution import AttributionSummary, attribute
+from probeguard.attribution import AttributionSummary
 from probeguard.config.models import ScanConfig
 from probeguard.core.artifacts import artifact_json
 from probeguard.core.cases import Case
@@ -36,6 +36,7 @@ from probeguard.dataset.formats import load_case_file
 from probeguard.dataset.manifest import manifest_hashes
 from probeguard.dataset.synth import GENERATOR, Synthesis
 from probeguard.detectors.factory import build_judges
+from probeguard.engine.attribution_cache import attribute_cached
 from probeguard.engine.plans import cached_plan
 from probeguard.engine.reports import REPORT_MD, write_reports
 from probeguard.engine.synth import synthesize_checked
@@ -423,24 +424,23 @@ class Attributed:
 def attribute_failures(
     config: ScanConfig, generated: Generated, executed: Executed, scored: Scored
 ) -> Attributed:
-    """Every failure's swaps through the scan's runner (same pipeline, cache and settings;
-    no ``run.jsonl`` entries), in one extra run; nothing when attribution is off."""
+    """Every failure's swaps through the scan's runner (same pipeline, cache and settings; no
+    ``run.jsonl`` entries) in one extra run, or a cached pass (``engine.attribution_cache``)."""
     if not config.attribution.enabled:
         return Attributed()
     pipeline = generated.pipeline
     reference: Any = getattr(pipeline, "config", None)
     pipeline_config = reference.model_dump(mode="json") if hasattr(reference, "model_dump") else {}
+    inputs = {
+        "records": scored.records,
+        "groups": scored.probes.groups,
+        "probes": generated.plan.probes,
+        "ctx": generated.ctx,
+        "capabilities": frozenset(pipeline.capabilities),
+        "pipeline_config": pipeline_config,
+    }
     rerunner = Runner(pipeline, executed.runner.config, cache=executed.runner.cache)
-    result = attribute(
-        scored.records,
-        scored.probes.groups,
-        generated.plan.probes,
-        generated.ctx,
-        rerunner,
-        config.attribution,
-        capabilities=frozenset(pipeline.capabilities),
-        pipeline_config=pipeline_config,
-    )
+    result = attribute_cached(inputs, rerunner, config.attribution, config.probes)
     return Attributed(entries=tuple(result.entries), summary=result.summary)
 
 
