@@ -15,8 +15,9 @@ made. A stored result is used only when each of those entries is still there wit
 bytes: then a fresh pass would read exactly those outputs, all from the cache, so it would
 make no pipeline call (``summary.calls`` is 0, as a fresh pass over a full cache reports).
 A result is stored only when every re-run ended with an output read back from a cache entry
-(or a capability refusal, decided before any call) and its JSON reads back equal to it
-(``==``). A corrupt, unreadable or stale entry is a miss (logged) and is recomputed.
+(or a capability refusal, decided before any call) and its JSON reads back as it
+(``derived_cache.same_repr``). A corrupt, unreadable or stale entry is a miss (logged) and
+is recomputed.
 """
 
 from __future__ import annotations
@@ -34,7 +35,15 @@ from probeguard.attribution.summary import AttributionSummary
 from probeguard.core.cases import Case
 from probeguard.core.hashing import canonical_json, sha256_hex
 from probeguard.core.records import Attribution, CaseRecord, ProbeGroup
-from probeguard.engine.derived_cache import DerivedCache, code_version, modules_version
+from probeguard.engine.derived_cache import (
+    DerivedCache,
+    code_version,
+    dump_model,
+    modules_version,
+    parse_model,
+    record_parts,
+    same_repr,
+)
 from probeguard.engine.plans import context_parts
 from probeguard.probes import Probe, ProbeContext
 from probeguard.probes.config import ProbesConfig
@@ -48,8 +57,6 @@ log = logging.getLogger(__name__)
 ATTRIBUTIONS = "attributions"
 """The cache folder's sub-folder for attribution results."""
 
-_RUN_FIELDS = frozenset({"duration_s", "cached", "attempts"})
-"""Record fields the clock and the cache set; no stage reads them."""
 
 _DECIDED_BEFORE_CALLS = frozenset({"UnsupportedCapabilityError"})
 """Re-run errors that depend only on the case and the pipeline's capabilities (in the key)."""
@@ -92,7 +99,7 @@ def attribute_cached(
         return attribute(runner=rerunner, config=config, **inputs)
     store = DerivedCache(cache.directory, ATTRIBUTIONS)
     key = attribution_key(inputs, rerunner.pipeline.fingerprint(), config, probes_config)
-    stored = store.load(key, _Stored.model_validate_json)
+    stored = store.load(key, lambda payload: parse_model(_Stored, payload))
     if stored is not None and _still_holds(cache, stored.reads):
         summary = stored.summary.model_copy(update={"calls": 0})
         return AttributionResult(entries=stored.entries, summary=summary)
@@ -133,8 +140,8 @@ def _store(
         summary=result.summary.model_copy(update={"calls": None}),
         reads=reads,
     )
-    payload = pydantic_core.to_json(stored, inf_nan_mode="constants").decode("utf-8")
-    if _Stored.model_validate_json(payload) != stored:
+    payload = dump_model(stored)
+    if not same_repr(parse_model(_Stored, payload), stored):
         log.debug("attribution cache: the result does not round-trip through JSON; not cached")
         return
     store.put(key, payload)
@@ -181,7 +188,7 @@ def attribution_key(
         canonical_json(None if capabilities is None else sorted(str(c) for c in capabilities)),
         *context_parts(ctx),
         "records",
-        *(pydantic_core.to_json(r, exclude=_RUN_FIELDS, inf_nan_mode="constants") for r in records),
+        *record_parts(records),
         "groups",
         *(pydantic_core.to_json(g, inf_nan_mode="constants") for g in groups),
     )

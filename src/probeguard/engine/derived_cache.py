@@ -33,16 +33,28 @@ from types import ModuleType
 from typing import TypeVar
 
 import numpy as np
+import pydantic_core
+from pydantic import BaseModel
 
 import probeguard
 from probeguard.core.hashing import sha256_hex
 from probeguard.core.io import atomic_write_text
+from probeguard.core.records import CaseRecord
 
-__all__ = ["DerivedCache", "code_version", "modules_version"]
+__all__ = [
+    "DerivedCache",
+    "code_version",
+    "dump_model",
+    "modules_version",
+    "parse_model",
+    "record_parts",
+    "same_repr",
+]
 
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
+M = TypeVar("M", bound=BaseModel)
 
 _KEY_CHARS = frozenset("0123456789abcdef")
 
@@ -109,6 +121,38 @@ def modules_version(modules: Iterable[ModuleType | str]) -> str:
         if source is not None and not Path(source).resolve().is_relative_to(root):
             parts.append(Path(source).read_bytes())
     return sha256_hex(*parts)
+
+
+RUN_FIELDS: set[str] = {"duration_s", "cached", "attempts"}
+"""Record fields the clock and the cache set: a first run and a cached re-run differ there,
+and no judge, metric or attribution reads them."""
+
+
+def record_parts(records: Iterable[CaseRecord]) -> list[bytes]:
+    """Each record's JSON without ``RUN_FIELDS`` (NaN and inf as tokens), as hash parts."""
+    return [pydantic_core.to_json(r, exclude=RUN_FIELDS, inf_nan_mode="constants") for r in records]
+
+
+def dump_model(model: BaseModel) -> str:
+    """JSON of ``model``'s Python-mode dump, NaN and inf as tokens: unlike its JSON-mode dump
+    (where a ``JsonEstimate`` writes NaN as null), the values read back as they were."""
+    return pydantic_core.to_json(model.model_dump(mode="python"), inf_nan_mode="constants").decode(
+        "utf-8"
+    )
+
+
+def parse_model(cls: type[M], payload: str) -> M:
+    """``cls`` validated from ``dump_model``'s JSON (Python-mode validation, NaN tokens
+    read as NaN); ``ValueError`` when the payload does not parse or validate."""
+    return cls.model_validate(pydantic_core.from_json(payload, allow_inf_nan=True))
+
+
+def same_repr(rebuilt: object, computed: object) -> bool:
+    """Whether a value read back from JSON is the computed one: the same ``repr``, which,
+    unlike ``==``, tells a tuple from a list, ``1`` from ``1.0`` and ``True`` from ``1``,
+    and holds for NaN (``nan``), so a cache serves only values that render and dump as the
+    computed ones do."""
+    return repr(rebuilt) == repr(computed)
 
 
 class DerivedCache:

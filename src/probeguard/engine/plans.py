@@ -12,14 +12,13 @@ generated cases are stored under ``<cache folder>/plans`` (``engine.derived_cach
 
 and read back on a re-run with the same key. The probe objects themselves are always made
 afresh from the config (cheap; only their cases are costly). A plan is stored only when its
-JSON reads back equal to the generated cases (``==``), so a cached plan is the plan a fresh
+JSON reads back as the generated cases (``derived_cache.same_repr``), so a cached plan is the plan a fresh
 run makes; one that would not (a NaN in a case's ``meta``) is simply not cached. A corrupt or
 unreadable entry is a miss (logged) and is overwritten.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 from collections.abc import Sequence
 from pathlib import Path
@@ -29,7 +28,12 @@ from pydantic import BaseModel, TypeAdapter
 
 from probeguard.core.cases import Case
 from probeguard.core.hashing import canonical_json, sha256_hex
-from probeguard.engine.derived_cache import DerivedCache, code_version, modules_version
+from probeguard.engine.derived_cache import (
+    DerivedCache,
+    code_version,
+    modules_version,
+    same_repr,
+)
 from probeguard.probes import Probe, ProbeContext
 from probeguard.probes.config import ProbesConfig
 from probeguard.probes.evaluate import ProbePlan, enabled_probes, generate_cases
@@ -63,7 +67,7 @@ def cached_plan(config: ProbesConfig, ctx: ProbeContext, cache_dir: str | Path |
 def _store(store: DerivedCache, key: str, cases: list[Case]) -> None:
     """Store ``cases`` when their JSON reads back equal to them (else log and skip)."""
     payload = pydantic_core.to_json(cases, inf_nan_mode="constants").decode("utf-8")
-    if _CASES.validate_json(payload) != cases:
+    if not same_repr(_CASES.validate_json(payload), cases):
         log.debug("plan cache: the cases do not round-trip through JSON; not cached")
         return
     store.put(key, payload)
@@ -94,7 +98,7 @@ def context_parts(ctx: ProbeContext) -> list[str | bytes]:
         "seed": ctx.seed,
         "top_k": ctx.top_k,
         "capabilities": sorted(str(c) for c in ctx.capabilities),
-        "chunker": _plain(ctx.chunker),
+        "chunker": None if ctx.chunker is None else dict(ctx.chunker),
         "chunks": chunks,
     }
     return [
@@ -108,15 +112,3 @@ def context_parts(ctx: ProbeContext) -> list[str | bytes]:
 def _models(label: str, models: Sequence[BaseModel]) -> list[str | bytes]:
     """``label`` and each model's full JSON (NaN written as a token), in order."""
     return [label, *(pydantic_core.to_json(m, inf_nan_mode="constants") for m in models)]
-
-
-def _plain(value: object) -> object:
-    """A chunker config as canonical-JSON-able data (a pydantic model or dataclass dumped;
-    anything else by ``repr``)."""
-    if value is None or isinstance(value, (str, int, float, bool, list, dict)):
-        return value
-    if isinstance(value, BaseModel):
-        return value.model_dump(mode="json")
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return dataclasses.asdict(value)
-    return dict(value) if hasattr(value, "items") else repr(value)
