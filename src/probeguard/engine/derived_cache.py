@@ -1,13 +1,15 @@
 """A content-addressed, on-disk store for what a scan derives from its inputs (the probes'
-plans, judges' scores), kept under the response cache folder so that a re-run skips the work.
+plans, the score stage, the attribution pass), kept under the response cache folder so that
+a re-run skips the work (``engine.plans``, ``engine.scoring``, ``engine.attribution_cache``).
 
 Key: a sha256 the caller computes over everything that can change the value, always with
 ``code_version()``: the bytes of every file of the ``probeguard`` package (code and package
 data: word lists, paraphrase rules), the Python version, the installed versions of the
 distributions ``probeguard`` requires, extras included (numpy draws the seeded randomness,
-syntok splits sentences, tokenizers chunks by tokens), and the source files of any extra modules the caller names (a
-third-party probe's). A different input, setting, seed or code is a different key; nothing is
-ever invalidated in place.
+syntok splits sentences, tokenizers chunks by tokens), and the source files of any extra
+modules the caller names (a third-party probe's). A different input, setting, seed or code is
+a different key; nothing is ever invalidated in place. Entries are never evicted: delete the
+sub-folders (``plans/``, ``scores/``, ``attributions/``) or the cache folder to clear them.
 
 Layout: ``DIR/<kind>/<key[:2]>/<key>.json``; a file is one line ``sha256(payload)`` followed
 by the payload (JSON text). Writes are atomic (``core.io.atomic_write_text``: a temporary file,
@@ -49,6 +51,7 @@ __all__ = [
     "parse_model",
     "record_parts",
     "same_repr",
+    "tree_digest",
 ]
 
 log = logging.getLogger(__name__)
@@ -61,23 +64,28 @@ _KEY_CHARS = frozenset("0123456789abcdef")
 
 @cache
 def code_version() -> str:
-    """sha256 over the path and bytes of every file of the ``probeguard`` package (sorted by
-    path; ``__pycache__`` left out), the Python implementation and version, numpy's version
-    and ``dependency_versions()``. Computed once per process (~30 ms for the package's ~330
-    files)."""
-    root = Path(probeguard.__file__).resolve().parent
-    h = hashlib.sha256()
-    for path in sorted(p for p in root.rglob("*") if p.is_file() and _is_source(p, root)):
-        data = path.read_bytes()
-        name = path.relative_to(root).as_posix().encode("utf-8")
-        h.update(len(name).to_bytes(8, "big") + name + len(data).to_bytes(8, "big") + data)
+    """sha256 over ``tree_digest`` of the ``probeguard`` package, the Python implementation
+    and version, numpy's version and ``dependency_versions()``. Computed once per process
+    (~30 ms for the package's ~330 files)."""
     return sha256_hex(
-        h.hexdigest(),
+        tree_digest(Path(probeguard.__file__).resolve().parent),
         platform.python_implementation(),
         sys.version,
         np.__version__,
         *dependency_versions(),
     )
+
+
+def tree_digest(root: Path) -> str:
+    """sha256 over the relative path and bytes of every file under ``root`` (sorted by
+    path; ``__pycache__`` folders and compiled ``.pyc``/``.pyo`` files left out), each
+    length-prefixed."""
+    h = hashlib.sha256()
+    for path in sorted(p for p in root.rglob("*") if p.is_file() and _is_source(p, root)):
+        data = path.read_bytes()
+        name = path.relative_to(root).as_posix().encode("utf-8")
+        h.update(len(name).to_bytes(8, "big") + name + len(data).to_bytes(8, "big") + data)
+    return h.hexdigest()
 
 
 def dependency_versions() -> list[str]:
