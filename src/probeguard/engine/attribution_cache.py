@@ -33,12 +33,13 @@ from pydantic import BaseModel, ConfigDict
 from probeguard.attribution import AttributionConfig, AttributionResult, attribute
 from probeguard.attribution.summary import AttributionSummary
 from probeguard.core.cases import Case
-from probeguard.core.hashing import canonical_json, sha256_hex
+from probeguard.core.hashing import sha256_hex
 from probeguard.core.records import Attribution, CaseRecord, ProbeGroup
 from probeguard.engine.derived_cache import (
     DerivedCache,
     code_version,
     dump_model,
+    key_json,
     modules_version,
     parse_model,
     record_parts,
@@ -180,12 +181,12 @@ def attribution_key(
         "attribution/1",
         code_version(),
         modules_version(type(p).__module__ for p in probes),
-        canonical_json(config.model_dump(mode="json")),
-        canonical_json(probes_config.model_dump(mode="json")),
-        canonical_json([p.name for p in probes]),
+        key_json(config),
+        key_json(probes_config),
+        key_json([p.name for p in probes]),
         pipeline_fingerprint,
-        canonical_json(inputs.get("pipeline_config") or {}),
-        canonical_json(None if capabilities is None else sorted(str(c) for c in capabilities)),
+        key_json(inputs.get("pipeline_config") or {}),
+        key_json(None if capabilities is None else sorted(str(c) for c in capabilities)),
         *context_parts(ctx),
         "records",
         *record_parts(records),

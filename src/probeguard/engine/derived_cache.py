@@ -47,6 +47,7 @@ __all__ = [
     "DerivedCache",
     "code_version",
     "dump_model",
+    "key_json",
     "modules_version",
     "parse_model",
     "record_parts",
@@ -134,6 +135,16 @@ def modules_version(modules: Iterable[ModuleType | str]) -> str:
 RUN_FIELDS: set[str] = {"duration_s", "cached", "attempts"}
 """Record fields the clock and the cache set: a first run and a cached re-run differ there,
 and no judge, metric or attribution reads them."""
+
+
+def key_json(value: object, *, exclude: set[str] | None = None) -> bytes:
+    """JSON of ``value`` (a model, or plain data) as a key part: never raises for NaN (a
+    token) or a value JSON cannot hold (its ``str``: a key that changes run to run is only
+    a miss). Dict keys keep their order (a reordered config file is a miss, never a wrong
+    hit)."""
+    return pydantic_core.to_json(
+        value, exclude=exclude, inf_nan_mode="constants", serialize_unknown=True
+    )
 
 
 def record_parts(records: Iterable[CaseRecord]) -> list[bytes]:

@@ -27,10 +27,11 @@ import pydantic_core
 from pydantic import BaseModel, TypeAdapter
 
 from probeguard.core.cases import Case
-from probeguard.core.hashing import canonical_json, sha256_hex
+from probeguard.core.hashing import sha256_hex
 from probeguard.engine.derived_cache import (
     DerivedCache,
     code_version,
+    key_json,
     modules_version,
     same_repr,
 )
@@ -79,7 +80,7 @@ def plan_key(config: ProbesConfig, ctx: ProbeContext, probes: Sequence[Probe]) -
         "plan/1",
         code_version(),
         modules_version(type(p).__module__ for p in probes),
-        canonical_json(config.model_dump(mode="json")),
+        key_json(config),
         *context_parts(ctx),
     )
 
@@ -102,7 +103,7 @@ def context_parts(ctx: ProbeContext) -> list[str | bytes]:
         "chunks": chunks,
     }
     return [
-        canonical_json(settings),
+        key_json(settings),
         *_models("document", ctx.documents),
         *_models("question", ctx.questions),
         *_models("attack", ctx.attack_cases),

@@ -27,13 +27,14 @@ from pydantic import BaseModel, ConfigDict
 
 from probeguard.config.models import ScanConfig
 from probeguard.core.artifacts import artifact_json
-from probeguard.core.hashing import canonical_json, sha256_hex
+from probeguard.core.hashing import sha256_hex
 from probeguard.core.records import CaseRecord, ProbeGroup
 from probeguard.detectors.factory import build_judges
 from probeguard.engine.derived_cache import (
     DerivedCache,
     code_version,
     dump_model,
+    key_json,
     modules_version,
     parse_model,
     record_parts,
@@ -238,8 +239,8 @@ def score_key(
         "score/1",
         code_version(),
         modules_version(type(p).__module__ for p in plan.probes),
-        canonical_json([p.name for p in plan.probes]),
-        canonical_json(config.model_dump(mode="json", exclude={"runner"})),
+        key_json([p.name for p in plan.probes]),
+        key_json(config, exclude={"runner"}),
         *context_parts(ctx),
         "records",
         *record_parts(records),
