@@ -5,6 +5,7 @@ a corrupt entry is a logged miss; a changed response-cache entry re-runs the att
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import json
 import logging
 import math
@@ -20,7 +21,7 @@ import probeguard.engine.plans as plans
 import probeguard.engine.scoring as scoring
 from probeguard.config.models import ScanConfig
 from probeguard.core.documents import Document
-from probeguard.engine.derived_cache import DerivedCache, same_repr, tree_digest
+from probeguard.engine.derived_cache import DerivedCache, modules_version, same_repr, tree_digest
 from probeguard.engine.plans import plan_key
 from probeguard.engine.scan import scan
 from probeguard.engine.stages import load_inputs
@@ -268,6 +269,21 @@ def test_the_store_checks_keys_and_checksums(
     assert "corrupt entry" in caplog.text
     with pytest.raises(ValueError):
         store.path_for("../../etc/passwd")
+
+
+def test_a_plugin_module_outside_the_package_is_part_of_the_key(tmp_path: Path) -> None:
+    plugin = tmp_path / "my_probe_plugin.py"
+    plugin.write_text("X = 1\n")
+    spec = importlib.util.spec_from_file_location("my_probe_plugin", plugin)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    before = modules_version([module, "sys", "not.imported"])  # built-in, absent: names only
+    plugin.write_text("X = 2\n")
+    assert modules_version([module, "sys", "not.imported"]) != before
+    assert modules_version(["probeguard.probes.poisoning"]) == modules_version(
+        ["probeguard.probes.poisoning"]
+    )
 
 
 def test_same_repr_tells_types_apart_and_keeps_nan() -> None:

@@ -126,7 +126,7 @@ def modules_version(modules: Iterable[ModuleType | str]) -> str:
         mod = sys.modules.get(module) if isinstance(module, str) else module
         name = module if isinstance(module, str) else module.__name__
         parts.append(name)
-        source = inspect.getsourcefile(mod) if mod is not None else None
+        source = _source_file(mod) if mod is not None else None
         if source is not None and not Path(source).resolve().is_relative_to(root):
             parts.append(Path(source).read_bytes())
     return sha256_hex(*parts)
@@ -172,6 +172,14 @@ def same_repr(rebuilt: object, computed: object) -> bool:
     and holds for NaN (``nan``), so a cache serves only values that render and dump as the
     computed ones do."""
     return repr(rebuilt) == repr(computed)
+
+
+def _source_file(module: ModuleType) -> str | None:
+    """The module's source file, or None (a built-in or extension module has none)."""
+    try:
+        return inspect.getsourcefile(module)
+    except TypeError:
+        return None
 
 
 class DerivedCache:
