@@ -27,7 +27,6 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
-import pydantic_core
 from pydantic import BaseModel, ConfigDict
 
 from probeguard.attribution import AttributionConfig, AttributionResult, attribute
@@ -42,8 +41,9 @@ from probeguard.engine.derived_cache import (
     key_json,
     modules_version,
     parse_model,
-    record_parts,
+    records_digest,
     same_repr,
+    stream_digest,
 )
 from probeguard.engine.plans import context_parts
 from probeguard.probes import Probe, ProbeContext
@@ -189,7 +189,7 @@ def attribution_key(
         key_json(None if capabilities is None else sorted(str(c) for c in capabilities)),
         *context_parts(ctx),
         "records",
-        *record_parts(records),
+        records_digest(records),
         "groups",
-        *(pydantic_core.to_json(g, inf_nan_mode="constants") for g in groups),
+        stream_digest(key_json(g) for g in groups),
     )

@@ -50,8 +50,9 @@ __all__ = [
     "key_json",
     "modules_version",
     "parse_model",
-    "record_parts",
+    "records_digest",
     "same_repr",
+    "stream_digest",
     "tree_digest",
 ]
 
@@ -147,9 +148,23 @@ def key_json(value: object, *, exclude: set[str] | None = None) -> bytes:
     )
 
 
-def record_parts(records: Iterable[CaseRecord]) -> list[bytes]:
-    """Each record's JSON without ``RUN_FIELDS`` (NaN and inf as tokens), as hash parts."""
-    return [pydantic_core.to_json(r, exclude=RUN_FIELDS, inf_nan_mode="constants") for r in records]
+def records_digest(records: Iterable[CaseRecord]) -> str:
+    """``stream_digest`` of each record's JSON without ``RUN_FIELDS`` (NaN and inf as
+    tokens)."""
+    return stream_digest(
+        pydantic_core.to_json(r, exclude=RUN_FIELDS, inf_nan_mode="constants") for r in records
+    )
+
+
+def stream_digest(parts: Iterable[str | bytes]) -> str:
+    """``core.hashing.sha256_hex(*parts)`` (each part length-prefixed), fed one part at a
+    time, so a large corpus's JSON is never held whole."""
+    h = hashlib.sha256()
+    for part in parts:
+        data = part.encode("utf-8") if isinstance(part, str) else part
+        h.update(len(data).to_bytes(8, "big"))
+        h.update(data)
+    return h.hexdigest()
 
 
 def dump_model(model: BaseModel) -> str:

@@ -20,7 +20,7 @@ unreadable entry is a miss (logged) and is overwritten.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import pydantic_core
@@ -34,6 +34,7 @@ from probeguard.engine.derived_cache import (
     key_json,
     modules_version,
     same_repr,
+    stream_digest,
 )
 from probeguard.probes import Probe, ProbeContext
 from probeguard.probes.config import ProbesConfig
@@ -88,8 +89,8 @@ def plan_key(config: ProbesConfig, ctx: ProbeContext, probes: Sequence[Probe]) -
 def context_parts(ctx: ProbeContext) -> list[str | bytes]:
     """What a probe context holds, as hash parts: its settings (seed, top-k, capabilities,
     chunker), every chunk's (id, document, start, end, index) — a chunk's text, title and
-    metadata are its document's — and the full JSON of every document, golden question and
-    attack case, in order."""
+    metadata are its document's — and the digest of the full JSON of every document, golden
+    question and attack case, in order (``stream_digest``: no corpus-sized buffer)."""
     chunks = (
         None
         if ctx.chunks is None
@@ -104,12 +105,14 @@ def context_parts(ctx: ProbeContext) -> list[str | bytes]:
     }
     return [
         key_json(settings),
-        *_models("document", ctx.documents),
-        *_models("question", ctx.questions),
-        *_models("attack", ctx.attack_cases),
+        stream_digest(_models("document", ctx.documents)),
+        stream_digest(_models("question", ctx.questions)),
+        stream_digest(_models("attack", ctx.attack_cases)),
     ]
 
 
-def _models(label: str, models: Sequence[BaseModel]) -> list[str | bytes]:
-    """``label`` and each model's full JSON (NaN written as a token), in order."""
-    return [label, *(pydantic_core.to_json(m, inf_nan_mode="constants") for m in models)]
+def _models(label: str, models: Sequence[BaseModel]) -> Iterator[str | bytes]:
+    """``label``, then each model's full JSON (NaN written as a token), in order."""
+    yield label
+    for model in models:
+        yield pydantic_core.to_json(model, inf_nan_mode="constants")

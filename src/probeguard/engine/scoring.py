@@ -37,7 +37,7 @@ from probeguard.engine.derived_cache import (
     key_json,
     modules_version,
     parse_model,
-    record_parts,
+    records_digest,
     same_repr,
 )
 from probeguard.engine.plans import context_parts
@@ -243,5 +243,5 @@ def score_key(
         key_json(config, exclude={"runner"}),
         *context_parts(ctx),
         "records",
-        *record_parts(records),
+        records_digest(records),
     )
