@@ -207,6 +207,26 @@ def test_the_code_digest_changes_with_any_file_but_compiled_ones(tmp_path: Path)
     assert tree_digest(tmp_path / "pkg") != before
 
 
+def test_without_a_cache_folder_nothing_is_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    config = small_config(tmp_path / "unused", runner={"cache_dir": None})
+    counts = spies(monkeypatch)
+    scan(config, tmp_path / "run")
+    assert counts == {"plan": 1, "score": 1, "attribute": 1}
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["run"]
+
+
+def test_standard_metrics_from_an_llm_judge_are_never_cached() -> None:
+    assert not scoring._llm_scores(small_config(Path("c")))
+    assert scoring._llm_scores(small_config(Path("c"), judge={"name": "llm"}))
+    assert scoring._llm_scores(small_config(Path("c"), judge={"relevance": "llm"}))
+    assert not scoring._llm_scores(
+        small_config(Path("c"), judge={"name": "llm"}, metrics={"standard": False})
+    )
+
+
 # -- corrupt and stale entries --------------------------------------------------------------------
 def test_corrupt_entries_are_logged_misses_and_the_run_is_unchanged(
     runs: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
