@@ -8,8 +8,14 @@ Figures (each against a baseline measured in the same run):
   the figure is that scan's alone). Baseline: the same command run from ``--baseline-src``
   (a checkout of the code before this change, e.g. ``main``'s ``src``).
 * **cached re-run**: ``probeguard scan --demo`` twice with one fresh ``--cache-dir``; the
-  figure is second wall time ÷ first. Baseline: the same pair from ``--baseline-src``. The
-  reports of all runs are compared byte for byte (printed).
+  figure is second wall time ÷ first, each the wall time of a fresh ``python -m
+  probeguard.cli.main`` process (interpreter start and imports included: what a user
+  waits). Baseline: the same pair from ``--baseline-src``, in the same round (ours first).
+  ``--rounds N`` repeats the pairs with fresh folders and prints the ratios' range. The
+  reports of all runs are compared byte for byte (printed). The child processes inherit the
+  environment: with ``PYTHONDONTWRITEBYTECODE=1`` (printed as "bytecode caching: off") every
+  process compiles the package's sources (~0.2 s a scan here), which an installed package
+  does not; give each side a writable copy of its ``src`` to measure with bytecode caching.
 * **poisoned ÷ clean call**: the reference pipeline (default config: hybrid retrieval,
   extractive generator) with the MiniLM embedder over the demo corpus, built and warmed;
   then for each demo golden question ``--reuse`` clean calls and as many poisoned ones, taking
@@ -21,8 +27,9 @@ Figures (each against a baseline measured in the same run):
   call embeds its injected chunks again, as before this change).
 
 Run: ``PYTHONPATH=src .venv/bin/python -m benchmarks.bench_embed_memory
-[--baseline-src /path/to/main/src] [--only rss,rerun,poison] [--reuse 5]``. Without
-``--baseline-src`` the scan figures print without a ratio. ~3 demo scans per side.
+[--baseline-src /path/to/main/src] [--only rss,rerun,poison] [--reuse 5] [--rounds 1]``.
+Without ``--baseline-src`` the scan figures print without a ratio. Per round and side: one
+uncached scan (``rss``) and a first run and a re-run (``rerun``).
 """
 
 from __future__ import annotations
@@ -67,13 +74,17 @@ def scan_once(src: str, args: list[str]) -> tuple[float, float]:
     return float(out[1]), int(out[2]) / 1024
 
 
-def scans(src: str, work: Path) -> dict[str, float]:
-    """Peak RSS of an uncached scan; first and second wall time with one cache folder."""
-    _, rss = scan_once(src, ["--no-cache", "--out", str(work / "nocache")])
-    cache = ["--cache-dir", str(work / "cache")]
-    first, _ = scan_once(src, [*cache, "--out", str(work / "first")])
-    second, _ = scan_once(src, [*cache, "--out", str(work / "second")])
-    return {"rss": rss, "first": first, "second": second}
+def scans(src: str, work: Path, only: set[str]) -> dict[str, float]:
+    """Peak RSS of an uncached scan (``rss``); first and second wall time with one fresh
+    cache folder (``rerun``)."""
+    figures: dict[str, float] = {}
+    if "rss" in only:
+        _, figures["rss"] = scan_once(src, ["--no-cache", "--out", str(work / "nocache")])
+    if "rerun" in only:
+        cache = ["--cache-dir", str(work / "cache")]
+        figures["first"], _ = scan_once(src, [*cache, "--out", str(work / "first")])
+        figures["second"], _ = scan_once(src, [*cache, "--out", str(work / "second")])
+    return figures
 
 
 _TIMINGS = re.compile(
@@ -96,35 +107,69 @@ def same_outputs(*dirs: Path) -> bool:
     return len(html) == 1 and len(runs) == 1
 
 
-def bench_scans(baseline_src: str | None, work: Path) -> None:
+def bench_scans(baseline_src: str | None, work: Path, only: set[str], rounds: int) -> None:
+    """``rounds`` rounds, ours then the baseline in each (same load for both), every round
+    with fresh folders; a figure line per round and the range of the re-run ratio."""
     ours_src = str(Path(__file__).resolve().parents[1] / "src")
-    ours = scans(ours_src, work / "ours")
-    print(
-        f"-- ours: peak {ours['rss']:.0f} MiB; first run {ours['first']:.1f} s, re-run "
-        f"{ours['second']:.1f} s",
-        flush=True,
+    print(f"bytecode caching: {'off' if sys.dont_write_bytecode else 'on'}", flush=True)
+    kinds = (["nocache"] if "rss" in only else []) + (
+        ["first", "second"] if "rerun" in only else []
     )
-    runs = [work / "ours" / n for n in ("nocache", "first", "second")]
-    if baseline_src is None:
-        print("(no --baseline-src: no ratios)", flush=True)
-        print(f"reports byte-identical across ours: {same_reports(*runs)}", flush=True)
-        return
-    base = scans(baseline_src, work / "base")
-    runs += [work / "base" / n for n in ("nocache", "first", "second")]
-    report("demo scan peak RSS", ours["rss"], "MiB", "before", base["rss"], higher_is_better=False)
-    report(
-        "cached re-run ÷ first run",
-        ours["second"] / ours["first"],
-        "x",
-        "before",
-        base["second"] / base["first"],
-        higher_is_better=False,
-    )
-    print(f"reports byte-identical across all six scans: {same_reports(*runs)}", flush=True)
-    kinds = [
-        same_outputs(work / "ours" / n, work / "base" / n) for n in ("nocache", "first", "second")
-    ]
-    print(f"report.html and run.json (timings blanked) ours = baseline: {all(kinds)}", flush=True)
+    runs: list[Path] = []
+    ratios: dict[str, list[float]] = {"ours": [], "before": []}
+    for n in range(rounds):
+        sides = [("ours", ours_src)] + ([("before", baseline_src)] if baseline_src else [])
+        figures: dict[str, dict[str, float]] = {}
+        for side, src in sides:
+            figures[side] = scans(src, work / f"{side}{n}", only)
+            runs += [work / f"{side}{n}" / k for k in kinds]
+            _print_side(side, figures[side], ratios[side])
+        if baseline_src is not None:
+            _report_round(figures["ours"], figures["before"])
+    for side, values in ratios.items():
+        if values:
+            print(
+                f"-- {side}: cached re-run / first run over {len(values)} rounds: "
+                f"{min(values):.3f}-{max(values):.3f}",
+                flush=True,
+            )
+    print(f"reports byte-identical across all scans: {same_reports(*runs)}", flush=True)
+    if baseline_src is not None:
+        same = all(
+            same_outputs(work / f"ours{n}" / k, work / f"before{n}" / k)
+            for n in range(rounds)
+            for k in kinds
+        )
+        print(f"report.html and run.json (timings blanked) ours = baseline: {same}", flush=True)
+
+
+def _print_side(side: str, figures: dict[str, float], ratios: list[float]) -> None:
+    parts = []
+    if "rss" in figures:
+        parts.append(f"peak {figures['rss']:.0f} MiB")
+    if "first" in figures:
+        ratios.append(figures["second"] / figures["first"])
+        parts.append(
+            f"first run {figures['first']:.2f} s, re-run {figures['second']:.2f} s "
+            f"(ratio {ratios[-1]:.3f})"
+        )
+    print(f"-- {side}: {'; '.join(parts)}", flush=True)
+
+
+def _report_round(ours: dict[str, float], base: dict[str, float]) -> None:
+    if "rss" in ours:
+        report(
+            "demo scan peak RSS", ours["rss"], "MiB", "before", base["rss"], higher_is_better=False
+        )
+    if "first" in ours:
+        report(
+            "cached re-run ÷ first run",
+            ours["second"] / ours["first"],
+            "x",
+            "before",
+            base["second"] / base["first"],
+            higher_is_better=False,
+        )
 
 
 def bench_poison(reuse: int) -> None:
@@ -185,12 +230,13 @@ def main() -> None:
     parser.add_argument("--baseline-src", default=None)
     parser.add_argument("--only", default="rss,rerun,poison")
     parser.add_argument("--reuse", type=int, default=5)
+    parser.add_argument("--rounds", type=int, default=1, help="rounds of the scan figures")
     args = parser.parse_args()
     only = set(args.only.split(","))
     if only & {"rss", "rerun"}:
         work = Path(tempfile.mkdtemp(prefix="bench-embed-"))
         try:
-            bench_scans(args.baseline_src, work)
+            bench_scans(args.baseline_src, work, only, args.rounds)
         finally:
             shutil.rmtree(work, ignore_errors=True)
     if "poison" in only:

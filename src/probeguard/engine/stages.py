@@ -22,9 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from probeguard._version import __version__
-from probeguard.attribution import AttributionSummary, attribute
+from probeguard.attribution import AttributionSummary
 from probeguard.config.models import ScanConfig
-from probeguard.core.artifacts import artifact_json
 from probeguard.core.cases import Case
 from probeguard.core.documents import Document, corpus_fingerprint
 from probeguard.core.errors import InputError
@@ -35,29 +34,18 @@ from probeguard.corpus.loaders import load_corpus
 from probeguard.dataset.formats import load_case_file
 from probeguard.dataset.manifest import manifest_hashes
 from probeguard.dataset.synth import GENERATOR, Synthesis
-from probeguard.detectors.factory import build_judges
+from probeguard.engine.attribution_cache import attribute_cached
+from probeguard.engine.plans import cached_plan
 from probeguard.engine.reports import REPORT_MD, write_reports
+from probeguard.engine.scoring import Scored, golden_verdicts, score
 from probeguard.engine.synth import synthesize_checked
 from probeguard.log.writer import RunLogWriter
-from probeguard.metrics.golden import (
-    GoldenVerdict,
-    golden_verdict,
-    score_golden_standard,
-    summarize_golden,
-    summarize_golden_standard,
-)
 from probeguard.pipeline.adapters.callable import CallablePipeline
 from probeguard.pipeline.adapters.http import HttpPipeline
 from probeguard.pipeline.reference import ReferencePipeline
 from probeguard.probes import ProbeContext, probe_classes
-from probeguard.probes.evaluate import (
-    ProbeJudgment,
-    ProbePlan,
-    judge_probes,
-    plan_probes,
-    probe_context,
-)
-from probeguard.results.run import RunLog, RunSummary, SynthesizedInputs, run_json_pieces
+from probeguard.probes.evaluate import ProbePlan, probe_context
+from probeguard.results.run import RunLog, SynthesizedInputs, run_json_pieces
 from probeguard.runner.cache import ResponseCache
 from probeguard.runner.executor import Runner, RunnerConfig
 from probeguard.runner.prepare import prepare_run
@@ -253,7 +241,7 @@ def generate(
         documents=tuple(documents),
         golden=tuple(golden),
         ctx=ctx,
-        plan=plan_probes(config.probes, ctx),
+        plan=cached_plan(config.probes, ctx, config.runner.cache_dir),
         header=header,
         manifests=manifests or None,
         synthesized=synthesized,
@@ -330,87 +318,6 @@ def execute_logged(
         writer.close()
 
 
-# -- score -----------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class Scored:
-    """The score stage: copies of the records carrying their verdicts, and the summary."""
-
-    records: tuple[CaseRecord, ...]
-    """The executed records, in order, each a copy with its verdict's JSON."""
-    golden: tuple[tuple[CaseRecord, GoldenVerdict | None], ...]
-    """Each golden record (scored copy) with its verdict (None when errored)."""
-    probes: ProbeJudgment
-    summary: RunSummary
-    """Every suite but ``attribution``."""
-
-
-def golden_verdicts(
-    records: Sequence[CaseRecord],
-) -> list[tuple[CaseRecord, GoldenVerdict | None]]:
-    """Each golden record among ``records`` with its verdict (None when errored)."""
-    return [(r, golden_verdict(r)) for r in records if r.case.probe == "golden"]
-
-
-def score(config: ScanConfig, generated: Generated, executed: Executed) -> Scored:
-    """Judge the golden questions (and their standard metrics when configured) and the
-    probes' groups; summarise each suite. ``executed`` is left as it is."""
-    records = executed.records
-    verdicts: list[GoldenVerdict | None] = [
-        golden_verdict(r) if r.case.probe == "golden" else None for r in records
-    ]
-    golden_at = [i for i, r in enumerate(records) if r.case.probe == "golden"]
-    golden_summary = (
-        summarize_golden([(records[i], verdicts[i]) for i in golden_at], seed=config.seed)
-        if golden_at
-        else None
-    )
-    if golden_at and config.metrics.standard:
-        judges = build_judges(config.judge)
-        for i in golden_at:
-            standard = score_golden_standard(records[i], judges)
-            verdict = verdicts[i]
-            if standard is not None and verdict is not None:
-                verdicts[i] = verdict.model_copy(update={"standard": standard})
-        assert golden_summary is not None
-        with_standard = [
-            (records[i], v.standard)
-            for i in golden_at
-            if (v := verdicts[i]) is not None and v.standard is not None
-        ]
-        golden_summary = golden_summary.model_copy(
-            update={
-                "standard": summarize_golden_standard(
-                    with_standard,
-                    seed=config.seed,
-                    thresholds=config.eval.thresholds,
-                    judge=judges.describe(),
-                )
-            }
-        )
-    judged = judge_probes(
-        generated.plan,
-        records,
-        generated.ctx,
-        overlap_weights=config.probes.overlap_weights,
-        standard=config.standard_eval,
-    )
-    saved: list[dict[str, Any]] = [artifact_json(v) if v is not None else {} for v in verdicts]
-    for i, membership in judged.memberships.items():
-        saved[i] = membership.model_dump()
-    scored = tuple(r.model_copy(update={"verdict": v}) for r, v in zip(records, saved))
-    return Scored(
-        records=scored,
-        golden=tuple((scored[i], verdicts[i]) for i in golden_at),
-        probes=judged,
-        summary=RunSummary(
-            golden=golden_summary,
-            probes=judged.probes,
-            standard_eval=judged.standard_eval,
-            fcs=judged.fcs,
-        ),
-    )
-
-
 # -- attribute -------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Attributed:
@@ -423,24 +330,23 @@ class Attributed:
 def attribute_failures(
     config: ScanConfig, generated: Generated, executed: Executed, scored: Scored
 ) -> Attributed:
-    """Every failure's swaps through the scan's runner (same pipeline, cache and settings;
-    no ``run.jsonl`` entries), in one extra run; nothing when attribution is off."""
+    """Every failure's swaps through the scan's runner (same pipeline, cache and settings; no
+    ``run.jsonl`` entries) in one extra run, or a cached pass (``engine.attribution_cache``)."""
     if not config.attribution.enabled:
         return Attributed()
     pipeline = generated.pipeline
     reference: Any = getattr(pipeline, "config", None)
     pipeline_config = reference.model_dump(mode="json") if hasattr(reference, "model_dump") else {}
+    inputs = {
+        "records": scored.records,
+        "groups": scored.probes.groups,
+        "probes": generated.plan.probes,
+        "ctx": generated.ctx,
+        "capabilities": frozenset(pipeline.capabilities),
+        "pipeline_config": pipeline_config,
+    }
     rerunner = Runner(pipeline, executed.runner.config, cache=executed.runner.cache)
-    result = attribute(
-        scored.records,
-        scored.probes.groups,
-        generated.plan.probes,
-        generated.ctx,
-        rerunner,
-        config.attribution,
-        capabilities=frozenset(pipeline.capabilities),
-        pipeline_config=pipeline_config,
-    )
+    result = attribute_cached(inputs, rerunner, config.attribution, config.probes)
     return Attributed(entries=tuple(result.entries), summary=result.summary)
 
 

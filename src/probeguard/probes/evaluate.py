@@ -115,8 +115,14 @@ class ProbeJudgment:
 def plan_probes(config: ProbesConfig, ctx: ProbeContext) -> ProbePlan:
     """The enabled probes this pipeline can run, with their cases (``InputError`` naming
     the setting for an unknown probe or bad settings)."""
+    probes, skipped = enabled_probes(config, ctx)
+    return ProbePlan(probes=probes, cases=generate_cases(probes, ctx), skipped=skipped)
+
+
+def enabled_probes(config: ProbesConfig, ctx: ProbeContext) -> tuple[list[Probe], dict[str, str]]:
+    """The enabled probes this pipeline can run, configured, and those skipped (with why);
+    ``InputError`` naming the setting for an unknown probe or bad settings."""
     probes: list[Probe] = []
-    cases: list[Case] = []
     skipped: dict[str, str] = {}
     unknown_settings = sorted(set(config.settings) - set(config.enabled))
     if unknown_settings:
@@ -137,8 +143,12 @@ def plan_probes(config: ProbesConfig, ctx: ProbeContext) -> ProbePlan:
             )
             continue
         probes.append(p)
-        cases.extend(p.generate(ctx))
-    return ProbePlan(probes=probes, cases=cases, skipped=skipped)
+    return probes, skipped
+
+
+def generate_cases(probes: Sequence[Probe], ctx: ProbeContext) -> list[Case]:
+    """Every probe's cases, probe by probe (``Probe.generate``)."""
+    return [case for p in probes for case in p.generate(ctx)]
 
 
 def judge_groups(
