@@ -19,6 +19,9 @@ round-trips exactly. Finite floats are rounded to 10 significant digits
 (``core.floats.normalise_floats``), so identical runs write identical lines.
 Values of free-form ``metadata``/``meta`` fields that JSON cannot hold (a numpy scalar or
 array) are converted with ``.tolist()``, anything else with ``str()``.
+
+The runner keeps each record as its line reads back (``logged_with_line``); where that is
+surely the record itself up to rounded floats (``log.reuse``), the line is not parsed back.
 """
 
 from __future__ import annotations
