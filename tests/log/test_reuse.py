@@ -175,3 +175,15 @@ def test_any_record_reads_back_as_its_logged_copy(
     output = PipelineOutput(answer="a", retrieved=[chunk], latency_s=latency, metadata=metadata)
     case = Case(id="c", question="q", meta=meta, tags=("t",))
     check(CaseRecord(case=case, call_key="k" * 8, output=output, duration_s=duration))
+
+
+def test_the_original_record_is_left_as_it_was() -> None:
+    record = http_record(metadata={"a": {"b": [0.1 + 0.2]}})
+    before = dump_json_line(record), record.output.model_dump() if record.output else None
+    logged = check(record)
+    assert record.output is not None and record.output.metadata == {"a": {"b": [0.1 + 0.2]}}
+    assert (
+        record.duration_s == 2 / 3
+        and (dump_json_line(record), record.output.model_dump()) == before
+    )
+    assert logged.output is not None and logged.output.metadata == {"a": {"b": [0.3]}}
