@@ -16,9 +16,10 @@ Sure means, field by field (the field's annotation, read once per model class):
 
 * a model field (``M``, ``M | None``): the value's class is ``M`` (a subclass would read
   back as ``M``) and its dump is a dict: walked the same way;
-* a scalar field (``str``, ``int``, ``float``, ``bool``, ``None``, ``Literal``, unions of
-  these): the value's exact type is one the annotation names, and the dump holds the same
-  value (a float rounded, NaN and ±inf kept);
+* a scalar field (``str``, ``int``, ``float``, ``bool``, ``None``, ``Literal``, an enum,
+  unions of these): the value's exact type is one the annotation names (a float is
+  rounded, NaN and ±inf kept) and, for a class with its own serializer, the dump holds
+  the same value;
 * a typed sequence (``tuple[X, ...]``, ``list[X]``, X a scalar or a model class): the value
   is that container, each item as above (JSON reads a list back into a tuple field);
 * a free-form dict (``dict[str, Any]``): str keys, and only ``dict``, ``list``, ``str``,
@@ -36,7 +37,6 @@ from __future__ import annotations
 
 import enum
 import functools
-import math
 import types
 import typing
 from dataclasses import dataclass
@@ -44,7 +44,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from probeguard.core.floats import LOG_DIGITS
+from probeguard.core.floats import normalise_floats
 
 __all__ = ["NotReusable", "reuse"]
 
@@ -148,11 +148,6 @@ def _plan(cls: type[BaseModel]) -> _Plan | None:
     )
 
 
-def _rounded(value: float) -> float:
-    """``core.floats``' rounding of one float (NaN and ±inf unchanged)."""
-    return float(f"{value:.{LOG_DIGITS}g}") if math.isfinite(value) else value
-
-
 def _free(value: Any, dumped: Any) -> Any:
     """``value`` when it is JSON-native with rounded floats; else ``dumped`` (a fresh
     JSON-native tree), its floats rounded in place. Raises ``NotReusable`` otherwise."""
@@ -164,7 +159,7 @@ def _free(value: Any, dumped: Any) -> Any:
             return value
         raise NotReusable
     if kind is float:
-        rounded = _rounded(value)
+        rounded = normalise_floats(value)
         return value if rounded == value or rounded != rounded else rounded
     if kind is dict:
         if len(dumped) != len(value):
