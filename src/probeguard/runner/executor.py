@@ -37,7 +37,9 @@ exception's text only (no traceback, no request headers), at most 500 characters
 exception escapes ``arun`` except cancellation, ``KeyboardInterrupt``/``SystemExit`` and a
 failure of the log file itself; after those, the log holds every case that finished.
 
-Records come back in the input order, whatever the completion order.
+Records come back in the input order, whatever the completion order. While ``arun`` runs,
+young garbage collections run less often (``runner.collector``: the kept records are not
+walked every few cases).
 """
 
 from __future__ import annotations
@@ -63,6 +65,7 @@ from probeguard.core.pipeline import Pipeline, PipelineOutput, Variation, check_
 from probeguard.core.records import CaseError, CaseRecord, RunStats
 from probeguard.log.writer import RunLogWriter, logged_with_line
 from probeguard.runner.cache import CacheWriter, ResponseCache
+from probeguard.runner.collector import relaxed_young_collections
 from probeguard.runner.retry import RetryPolicy, is_transient
 
 __all__ = ["RunnerConfig", "RunResult", "Runner", "MESSAGE_LIMIT"]
@@ -182,8 +185,12 @@ class Runner:
         return asyncio.run(main())
 
     async def arun(self, cases: Sequence[Case]) -> RunResult:
-        """Run ``cases``; see the module docstring. Raises ``ValueError`` for duplicate ids."""
-        cases = list(cases)
+        """Run ``cases``; see the module docstring. Raises ``ValueError`` for duplicate ids.
+        Young garbage collections run less often meanwhile (``runner.collector``)."""
+        with relaxed_young_collections():
+            return await self._arun(list(cases))
+
+    async def _arun(self, cases: list[Case]) -> RunResult:
         duplicates = sorted(k for k, n in Counter(c.id for c in cases).items() if n > 1)
         if duplicates:
             shown = ", ".join(repr(d) for d in duplicates[:5])
