@@ -25,10 +25,9 @@ import gc
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-__all__ = ["YOUNG_THRESHOLD", "freeze_survivors", "frozen_until_done"]
+from probeguard.runner.collector import YOUNG_THRESHOLD
 
-YOUNG_THRESHOLD = 20_000
-"""Generation-0 threshold during a scan, after generation (module doc)."""
+__all__ = ["YOUNG_THRESHOLD", "freeze_survivors", "frozen_until_done"]
 
 
 def freeze_survivors() -> None:
