@@ -2,24 +2,28 @@
 
 Corpus and queries: ``bench_retrieval.make_corpus`` / ``make_queries`` (seeded; 10–40 words
 a chunk drawn from a Zipf law over 50k made-up words; queries of 2–4 corpus words, common,
-rare and mixed in turn). One index serves all three: ``BM25Retriever().index(chunks)`` builds
-the bm25s model, and the baselines are that same model (``copy.copy``) retrieved through
-bm25s's ``backend="numba"`` (one thread, ``n_threads=0``) and through its numpy backend with
-numpy top-k (``backend_selection="numpy"``). So the scores are the same everywhere and the
-figures compare only the query path. Tokenising (our tokenizer) is counted in all three.
+rare and mixed in turn). ``BM25Retriever().index(chunks)`` builds the bm25s model; the
+baselines are that same model (``copy.copy``, its posting arrays cast back to int32, bm25s's
+default ``int_dtype``; ours keeps them as intp) retrieved through bm25s's ``backend="numba"``
+(one thread, ``n_threads=0``) and through its numpy backend with numpy top-k
+(``backend_selection="numpy"``). So the scores are the same everywhere and the figures
+compare only the query path. Tokenising (our tokenizer) is counted in all of them.
 
 Figures, per query, top 10, medians over the queries (``paired_medians``: the functions take
 turns on each query, so load from other processes falls on all alike):
 
-* ours (``BM25Retriever.search``: posting-list candidates, top k among them, hits built) vs
-  bm25s numba ``retrieve``;
-* ours vs bm25s numpy ``retrieve`` (fewer queries: ~5 ms each at 100k);
-* the same split by query kind (common / rare / mixed words) for the numba baseline.
+* ours (``BM25Retriever.search``: scatter-add, MaxScore-pruned top k, hits built) vs bm25s
+  numba ``retrieve``, over all queries and by query kind (common / rare / mixed words);
+* with ``--before FILE`` (an older ``bm25.py``, e.g. ``git show main:src/probeguard/pipeline/
+  retrievers/bm25.py > /tmp/bm25_before.py``), that version's ``BM25Retriever`` on its own
+  index, timed in the same turns: "before" vs numba and ours vs "before";
+* ours vs bm25s numpy ``retrieve`` (fewer queries: ~5 ms each at 100k).
 
 numba's first call compiles (seconds): it is made before timing. 1M chunks take ~1 minute to
 generate and index and ~3 GiB of memory at peak (our index and bm25s's share one model).
 
-Run: ``PYTHONPATH=src .venv/bin/python -m benchmarks.bench_bm25_topk [--sizes 100000,1000000]``
+Run: ``PYTHONPATH=src .venv/bin/python -m benchmarks.bench_bm25_topk [--sizes 100000,1000000]
+[--before /tmp/bm25_before.py]``
 """
 
 from __future__ import annotations
@@ -29,6 +33,10 @@ import copy
 import importlib.util
 import resource
 from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
 
 from benchmarks._common import report
 from benchmarks.bench_retrieval import (
@@ -52,23 +60,45 @@ def _peak_mib() -> float:
 
 def _compare(
     label: str,
-    ours: Callable[[str], object],
-    base: Callable[[str], object],
-    base_name: str,
+    fns: dict[str, Callable[[str], object]],
     queries: Sequence[str],
+    pairs: Sequence[tuple[str, str]],
 ) -> None:
-    ours_q, base_q = paired_medians([ours, base], queries)
-    report(
-        f"BM25 query {label}, top {K}, median of {len(queries)} (ours)",
-        ours_q * 1e3,
-        "ms",
-        base_name,
-        base_q * 1e3,
-        higher_is_better=False,
-    )
+    """Time every function in turns on each query, then one line per (ours, baseline) pair."""
+    medians = dict(zip(fns, paired_medians(list(fns.values()), queries)))
+    for ours, base in pairs:
+        report(
+            f"BM25 query {label}, top {K}, median of {len(queries)} ({ours})",
+            medians[ours] * 1e3,
+            "ms",
+            base,
+            medians[base] * 1e3,
+            higher_is_better=False,
+        )
 
 
-def bench_size(n: int, n_queries: int, numpy_queries: int) -> None:
+def _load_before(path: Path) -> Any:
+    """The ``BM25Retriever`` class of an older ``bm25.py`` (imports resolved against ``src``)."""
+    spec = importlib.util.spec_from_file_location("bm25_before", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.BM25Retriever
+
+
+def _int32_copy(model: Any) -> Any:
+    """The bm25s model with its posting arrays in bm25s's default int32 (a shallow copy)."""
+    base = copy.copy(model)
+    base.scores = {
+        **model.scores,
+        "indices": model.scores["indices"].astype(np.int32),
+        "indptr": model.scores["indptr"].astype(np.int32),
+    }
+    base.int_dtype = "int32"
+    return base
+
+
+def bench_size(n: int, n_queries: int, numpy_queries: int, before: Path | None) -> None:
     made_s, corpus = timed(lambda: make_corpus(n))
     queries = make_queries(corpus, n_queries)
     ours = BM25Retriever()
@@ -80,39 +110,40 @@ def bench_size(n: int, n_queries: int, numpy_queries: int) -> None:
         flush=True,
     )
     tokenize = ours.tokenize
-    model = ours._bm25  # the bm25s model our retriever built: one index for all three
-
-    def search(q: str) -> object:
-        return ours.search(SearchRequest(q, K))
-
-    def bm25s_numpy(q: str) -> object:
-        return model.retrieve([tokenize(q)], k=K, show_progress=False, backend_selection="numpy")
-
+    model = _int32_copy(ours._bm25)  # the bm25s model our retriever built: one index for all
+    fns: dict[str, Callable[[str], object]] = {"ours": lambda q: ours.search(SearchRequest(q, K))}
+    pairs: list[tuple[str, str]] = []
+    if before is not None:
+        old = _load_before(before)()
+        old.index(corpus.chunks)
+        fns["before"] = lambda q: old.search(SearchRequest(q, K))
+        pairs.append(("ours", "before"))
     if importlib.util.find_spec("numba") is None:
         print("bm25s numba backend: skipped (pip install numba)", flush=True)
     else:
         numba_model = copy.copy(model)
         numba_model.backend = "numba"
+        numba = "bm25s numba retrieve (1 thread)"
+        fns[numba] = lambda q: numba_model.retrieve([tokenize(q)], k=K, show_progress=False)
+        fns[numba](queries[0])  # compile outside the clock
+        pairs[:0] = [(name, numba) for name in fns if name != numba]
+    _compare(label, fns, queries, pairs)
+    for i, kind in enumerate(KINDS):
+        _compare(f"{label}, {kind} words", fns, queries[i :: len(KINDS)], pairs)
 
-        def bm25s_numba(q: str) -> object:
-            return numba_model.retrieve([tokenize(q)], k=K, show_progress=False)
+    def bm25s_numpy(q: str) -> object:
+        return model.retrieve([tokenize(q)], k=K, show_progress=False, backend_selection="numpy")
 
-        bm25s_numba(queries[0])  # compile outside the clock
-        _compare(label, search, bm25s_numba, "bm25s numba retrieve (1 thread)", queries)
-        for i, kind in enumerate(KINDS):
-            _compare(
-                f"{label}, {kind} words",
-                search,
-                bm25s_numba,
-                "bm25s numba retrieve (1 thread)",
-                queries[i :: len(KINDS)],
-            )
-    _compare(label, search, bm25s_numpy, "bm25s numpy retrieve", list(queries[:numpy_queries]))
+    numpy_fns = {"ours": fns["ours"], "bm25s numpy retrieve": bm25s_numpy}
+    _compare(label, numpy_fns, list(queries[:numpy_queries]), [("ours", "bm25s numpy retrieve")])
 
 
-def run(sizes: Iterable[int], n_queries: int = 300, numpy_queries: int = 60) -> None:
+def run(
+    sizes: Iterable[int], n_queries: int = 300, numpy_queries: int = 60, before: Path | None = None
+) -> None:
     for n in sizes:
-        bench_size(n, n_queries, numpy_queries)
+        bench_size(n, n_queries, numpy_queries, before)
+        print(f"peak RSS {_peak_mib():,.0f} MiB", flush=True)
 
 
 if __name__ == "__main__":
@@ -129,5 +160,11 @@ if __name__ == "__main__":
     parser.add_argument(
         "--numpy-queries", type=int, default=60, help="queries for the slow numpy baseline"
     )
+    parser.add_argument(
+        "--before",
+        type=Path,
+        default=None,
+        help="an older bm25.py to time in the same turns (its BM25Retriever, own index)",
+    )
     args = parser.parse_args()
-    run(args.sizes, args.queries, args.numpy_queries)
+    run(args.sizes, args.queries, args.numpy_queries, args.before)

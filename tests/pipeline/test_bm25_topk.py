@@ -62,7 +62,8 @@ def random_query(rng: np.random.Generator) -> str:
     return " ".join(rng.choice(WORDS + ["absent"], size=int(rng.integers(0, 6))))
 
 
-@settings(max_examples=40, deadline=None)
+@pytest.mark.parametrize("small", [0, 64, math.inf])
+@settings(max_examples=30, deadline=None)
 @given(
     seed=st.integers(0, 2**32 - 1),
     n=st.sampled_from([1, 7, 40, 120, 400]),
@@ -71,7 +72,10 @@ def random_query(rng: np.random.Generator) -> str:
     common_share=st.sampled_from([0.0, 0.9]),
     method=st.sampled_from(["lucene", "robertson", "atire"]),
 )
-def test_search_equals_the_full_vector_path_ties_included(seed, n, k, masked, common_share, method):
+def test_search_equals_the_full_vector_path_ties_included(
+    small, seed, n, k, masked, common_share, method
+):
+    """With the Python path for few postings (``SMALL_POSTINGS``) never, by default, always."""
     rng = np.random.default_rng(seed)
     chunks = random_chunks(rng, n, common_share)
     r = BM25Retriever(stopwords=None, method=method)
@@ -86,11 +90,16 @@ def test_search_equals_the_full_vector_path_ties_included(seed, n, k, masked, co
                 [c.metadata["part"] in (0, 2) and c.doc_id not in exclude for c in chunks]
             )
         request = SearchRequest(query, k, exclude_doc_ids=frozenset(exclude), filters=filters)
-        got = [(h.score, chunks.index(h.chunk)) for h in r.search(request)]
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(bm25_topk, "SMALL_POSTINGS", small)
+            hits = r.search(request)
+        got = [(h.score, chunks.index(h.chunk)) for h in hits]
         assert got == full_vector_top_k(r, query, k, allowed)
 
 
-def test_top_k_scores_are_bitwise_bm25s_scores():
+@pytest.mark.parametrize("small", [0, math.inf])
+def test_top_k_scores_are_bitwise_bm25s_scores(small, monkeypatch):
+    monkeypatch.setattr(bm25_topk, "SMALL_POSTINGS", small)
     rng = np.random.default_rng(3)
     chunks = random_chunks(rng, 300, common_share=0.8)
     for method in ("lucene", "robertson", "atire"):
@@ -125,6 +134,7 @@ def test_maxscore_skips_the_common_word_list_when_the_rare_word_decides():
 
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(bm25_topk, "_essential", spy)
+        mp.setattr(bm25_topk, "SMALL_POSTINGS", 0)
         hits = r.search(SearchRequest("w00 w11", 2))
     assert gathered == [[r.vocab["w11"]]]
     assert [(h.score, chunks.index(h.chunk)) for h in hits] == full_vector_top_k(
