@@ -11,13 +11,13 @@ bm25s and Lucene. With ``method="lucene"`` (Kamphuis et al. 2020, "Which BM25 do
 with tf·(k1+1)/(tf + k1·(…)); ``|d|`` counts the document's tokens after stopword removal.
 
 Speed (measured, see DESIGN.md and benchmarks/README.md): bm25s's own ``retrieve`` spends
-most of a query in ``np.argpartition`` over a mostly-zero score vector. We select the top k
-among the chunks that share a query term only (``candidate_scores``): when the query's
-posting lists hold at most ``SPARSE_SHARE`` · N entries they are merged directly (sorted
-union of their chunk positions, each term's precomputed bm25s score added in query order, so
-every float32 sum is bitwise bm25s's ``get_scores_from_ids``); otherwise the full vector comes
-from ``get_scores_from_ids`` and its nonzero positions are taken. ``filters.top_k_indices``
-then selects among those.
+most of a query in ``np.argpartition`` over a mostly-zero score vector. ``search`` instead
+adds the query terms' precomputed scores into a per-thread scratch vector exactly as bm25s's
+``get_scores_from_ids`` does (so every score is bitwise bm25s's) and selects the top k among
+the chunks sharing a query term, pruned by per-term score bounds (MaxScore): see
+``bm25_topk``. The index keeps its posting positions as intp (bm25s builds int32): numpy's
+fancy indexing converts int32 indices on every call, which doubled the scatter/gather time;
+it costs 4 bytes a posting (+86 MiB resident at 1M chunks, 25M postings).
 
 Overlay: at index time we freeze N, avgdl, the vocabulary and idf. An overlay chunk is
 tokenised the same way and scored with the formula above under those frozen statistics —
@@ -40,21 +40,18 @@ import numpy as np
 from probeguard.core.documents import Chunk
 from probeguard.core.errors import MissingExtraError
 from probeguard.pipeline.retrievers.base import Hit, Retriever, SearchRequest
+from probeguard.pipeline.retrievers.bm25_topk import Postings, Scratch, term_bounds
+from probeguard.pipeline.retrievers.bm25_topk import top_k as postings_top_k
 from probeguard.pipeline.retrievers.filters import (
     ChunkMask,
     hits_from,
     merge_ranked,
-    top_k_indices,
     visibility,
 )
 
 TOKEN_PATTERN = r"(?u)\b\w\w+\b"
 _TOKEN = re.compile(TOKEN_PATTERN)
 METHODS = ("lucene", "robertson", "atire")
-SPARSE_SHARE = 0.125
-"""Merge posting lists (O(P log P) in the P postings of the query's terms) rather than fill
-a dense N-vector (O(N)) when P <= SPARSE_SHARE · N; measured at 100k/1M chunks (numpy 2.4),
-the two cost the same near P ≈ N/4, so this errs towards the dense path."""
 _STOPWORD_LISTS = {
     "en": "STOPWORDS_EN",
     "english": "STOPWORDS_EN",
@@ -103,26 +100,6 @@ def idf_value(df: int, n: int, method: str) -> float:
     raise ValueError(f"unknown BM25 method {method!r}; known: {list(METHODS)}")
 
 
-def _merge_postings(
-    indices: np.ndarray, data: np.ndarray, bounds: Sequence[tuple[int, int]]
-) -> tuple[np.ndarray, np.ndarray]:
-    """Sorted union of the posting lists ``indices[s:e]`` (one per query term, in query
-    order) and, per position, the float32 sum of the terms' ``data`` in term order: the same
-    additions, in the same order, as bm25s's ``np.add.at`` per term. One stable argsort of the
-    concatenated lists (timsort merges the sorted runs) groups each position's entries, still
-    in term order, and ``np.add.at`` (unbuffered, in array order) adds them up."""
-    flat = np.concatenate([indices[s:e] for s, e in bounds])
-    order = np.argsort(flat, kind="stable")
-    ordered = flat[order]
-    first = np.empty(ordered.shape[0], dtype=bool)
-    first[:1] = True
-    np.not_equal(ordered[1:], ordered[:-1], out=first[1:])
-    totals = np.zeros(int(np.count_nonzero(first)), dtype=data.dtype)
-    values = np.concatenate([data[s:e] for s, e in bounds])
-    np.add.at(totals, np.cumsum(first) - 1, values[order])
-    return ordered[first].astype(np.int64), totals
-
-
 class BM25Retriever(Retriever):
     """Sparse lexical retrieval (see the module docstring for the formula and overlay)."""
 
@@ -152,7 +129,8 @@ class BM25Retriever(Retriever):
         self.min_score = min_score
         self._chunks: list[Chunk] = []
         self._bm25: Any = None
-        self._pointers: list[int] = []
+        self._postings: Postings | None = None
+        self._scratch = Scratch(0)
         self._indexed = False
         self._mask: ChunkMask | None = None
         self.vocab: dict[str, int] = {}
@@ -189,12 +167,15 @@ class BM25Retriever(Retriever):
             df = np.bincount(distinct % len(vocab), minlength=len(vocab))
             model = bm25s.BM25(k1=self.k1, b=self.b, method=self.method)
             model.index((corpus_ids, dict(vocab)), create_empty_token=False, show_progress=False)
+            # intp positions (see the module docstring), cast after the build: building with
+            # int_dtype="int64" widens bm25s's temporaries too (+255 MiB peak at 1M chunks)
+            model.scores["indices"] = model.scores["indices"].astype(np.intp)
         else:
             df = np.zeros(0, dtype=np.int64)
             model = None
         self._bm25 = model
-        # each term's posting-list bounds as Python ints: a query reads a few, numpy-free
-        self._pointers = model.scores["indptr"].tolist() if model is not None else []
+        self._postings = _postings(model.scores) if model is not None else None
+        self._scratch = Scratch(n)
         self.vocab = vocab
         self.n_docs = n
         # the same expression bm25s uses (a float64 mean over token counts)
@@ -220,21 +201,16 @@ class BM25Retriever(Retriever):
             return np.zeros(self.n_docs, dtype=np.float32)
         return self._bm25.get_scores_from_ids(ids)
 
-    def candidate_scores(self, query_ids: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
-        """``(positions, scores)``: ascending positions that include every indexed chunk with
-        a nonzero score for ``query_ids``, and their scores, bitwise equal to
-        ``scores(query_ids)[positions]`` (see the module docstring for the two paths)."""
+    def top_k(
+        self, query_ids: Sequence[int], k: int, allowed: np.ndarray | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """``(positions, scores)``: the k best indexed chunks with a positive score for
+        ``query_ids`` (among ``allowed`` when given), best first, ties by position; scores
+        bitwise equal to ``scores(query_ids)[positions]`` (see ``bm25_topk``)."""
         self._require_index()
-        if not query_ids or self._bm25 is None:
+        if not query_ids or self._postings is None or k <= 0:
             return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float32)
-        pointers = self._pointers
-        bounds = [(pointers[t], pointers[t + 1]) for t in query_ids]
-        if sum(e - s for s, e in bounds) > SPARSE_SHARE * self.n_docs:
-            full = self._bm25.get_scores_from_ids(list(query_ids))
-            positions = np.flatnonzero(full > 0)
-            return positions, full[positions]
-        index = self._bm25.scores
-        return _merge_postings(index["indices"], index["data"], bounds)
+        return postings_top_k(self._scratch.get(), self._postings, query_ids, k, allowed)
 
     def score_text(self, query_ids: Sequence[int], text: str) -> float:
         """The BM25 score of ``text`` as if it were indexed under the frozen statistics."""
@@ -274,15 +250,11 @@ class BM25Retriever(Retriever):
         ids = self.query_ids(request.query)
         if not ids:
             return []
-        positions, scores = self.candidate_scores(ids)
-        if vis.allowed is not None:
-            keep = vis.allowed[positions]
-            positions, scores = positions[keep], scores[keep]
-        top = top_k_indices(scores, request.k, floor=0.0)
+        positions, scores = self.top_k(ids, request.k, vis.allowed)
         chunks = self._chunks
-        candidates = [
-            (s, i, chunks[i]) for s, i in zip(scores[top].tolist(), positions[top].tolist())
-        ]
+        if not vis.overlay and vis.min_score is None:  # already ranked: skip the merge
+            return hits_from(list(zip(scores.tolist(), [chunks[i] for i in positions.tolist()])))
+        candidates = [(s, i, chunks[i]) for s, i in zip(scores.tolist(), positions.tolist())]
         n = len(self._chunks)
         for j in vis.overlay:
             chunk = request.extra[j]
@@ -301,3 +273,14 @@ class BM25Retriever(Retriever):
             "tokens": TOKEN_PATTERN,
             "min_score": self.min_score,
         }
+
+
+def _postings(scores: dict[str, Any]) -> Postings:
+    """``bm25_topk``'s view of a bm25s index: its arrays, pointers and per-term bounds."""
+    indptr = scores["indptr"]
+    return Postings(
+        indices=scores["indices"].astype(np.intp, copy=False),
+        data=scores["data"],
+        pointers=indptr.tolist(),
+        bounds=term_bounds(scores["data"], indptr),
+    )
