@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 import math
+import subprocess
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -540,3 +541,22 @@ def test_make_retriever():
         make_retriever({"name": "bm25", "k": 3})
     with pytest.raises(ValueError, match="method"):
         make_retriever({"name": "bm25", "method": "bm25+"})
+
+
+def test_bm25_stopwords_without_importing_bm25s():
+    """The default English list is bm25s's, read without importing bm25s (numba, scipy):
+    a retriever that builds no index (a cached re-run) does not pay for it."""
+    code = (
+        "import sys\n"
+        "from probeguard.pipeline.retrievers.bm25 import BM25Retriever, resolve_stopwords\n"
+        "BM25Retriever()\n"
+        "words = {n: sorted(resolve_stopwords(n)) for n in ('en', 'en_plus')}\n"
+        "print('bm25s' in sys.modules)\n"
+        "import bm25s.stopwords as s\n"
+        "print(words['en'] == sorted(set(s.STOPWORDS_EN)),"
+        " words['en_plus'] == sorted(set(s.STOPWORDS_EN_PLUS)))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout.split("\n")
+    assert out[:2] == ["False", "True True"]

@@ -29,10 +29,16 @@ term (score > 0) are returned.
 
 from __future__ import annotations
 
+import functools
+import importlib
+import importlib.util
 import logging
 import math
 import re
+import sys
 from collections.abc import Sequence
+from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import numpy as np
@@ -71,6 +77,33 @@ def _import_bm25s() -> Any:
     return bm25s
 
 
+def _bm25s_stopword_lists() -> ModuleType:
+    """bm25s's ``stopwords`` module (plain tuples of words). When bm25s is not loaded yet it
+    is read from its file without importing bm25s itself: bm25s's ``__init__`` pulls in numba
+    and scipy (~0.7 s cold), which a retriever that never builds an index (a cached re-run)
+    does not need. Same lists, same words, either way."""
+    if "bm25s" in sys.modules:
+        if sys.modules["bm25s"] is None:  # import blocked: treated as not installed
+            raise MissingExtraError("bm25", "bm25s")
+        return importlib.import_module("bm25s.stopwords")
+    return _stopwords_file()
+
+
+@functools.cache
+def _stopwords_file() -> ModuleType:
+    """bm25s's ``stopwords.py`` executed on its own (it imports nothing)."""
+    spec = importlib.util.find_spec("bm25s")
+    if spec is None or not spec.submodule_search_locations:
+        raise MissingExtraError("bm25", "bm25s")
+    path = Path(next(iter(spec.submodule_search_locations))) / "stopwords.py"
+    file_spec = importlib.util.spec_from_file_location("probeguard._bm25s_stopwords", path)
+    if file_spec is None or file_spec.loader is None:
+        raise MissingExtraError("bm25", "bm25s")
+    module = importlib.util.module_from_spec(file_spec)
+    file_spec.loader.exec_module(module)
+    return module
+
+
 def resolve_stopwords(stopwords: str | Sequence[str] | None) -> frozenset[str]:
     """A stopword set: ``None`` → none; ``"en"`` / ``"en_plus"`` → bm25s's lists; or the
     given words (lower-cased)."""
@@ -82,10 +115,7 @@ def resolve_stopwords(stopwords: str | Sequence[str] | None) -> frozenset[str]:
                 f"unknown stopword list {stopwords!r}; known: "
                 f"{sorted(_STOPWORD_LISTS)} (or pass a list of words)"
             )
-        _import_bm25s()
-        from bm25s import stopwords as lists
-
-        return frozenset(getattr(lists, _STOPWORD_LISTS[stopwords]))
+        return frozenset(getattr(_bm25s_stopword_lists(), _STOPWORD_LISTS[stopwords]))
     return frozenset(w.lower() for w in stopwords)
 
 
