@@ -8,7 +8,7 @@ TopicalChat dev files (``begin_dev_{wow,cmu,tc}.tsv``), and the dev half of Halu
 ``probeguard bench judges`` splits it (seed 0). Each record's claim goes through the same
 path as the bench (``claims.factual(claims.decompose(claim))``, ``judges.judge_claims`` with
 its question) with ``OfflineJudge(graded=False)``, which leaves each cell its rule grade;
-``grading.cell_features`` gives each scored cell (r, o, x, n, v, u).
+``grading.cell_features`` gives each scored cell (r, o, x, n, v, u, p).
 
 **Model.** A record's score is the bench's ``support_score``: the mean over its scored claims
 of the max over chunks of σ(β·f(cell)). Each claim gets its record's label. The max makes

@@ -1,10 +1,10 @@
-"""The offline judge's graded support (judge version 6; grade 7 adds ``u``): a logistic combination of its rule grade
+"""The offline judge's graded support (judge version 6; grade 7 adds ``u``, grade 8 ``p``): a logistic combination of its rule grade
 with what the claim's words, names and values find in the whole context, so that the score
 ranks claims (AUROC) rather than falling into a few coarse bands.
 
 For a claim ``c`` and a chunk ``k`` of the contexts ``K``::
 
-    support(c, k) = σ(β0 + β_r·r + β_o·o + β_x·x + β_n·n + β_v·v + β_u·u),   σ(z) = 1/(1 + e^(−z))
+    support(c, k) = σ(β0 + β_r·r + β_o·o + β_x·x + β_n·n + β_v·v + β_u·u + β_p·p),   σ(z) = 1/(1 + e^(−z))
 
 - ``r`` the **rule grade** of the cell (``offline_judge`` module docstring, **Graded
   support**): supported 0.9 + 0.1·cov of the deciding sentence or group; unsupported
@@ -28,8 +28,17 @@ For a claim ``c`` and a chunk ``k`` of the contexts ``K``::
   2021; BEGIN: Dziri et al. 2022), however many of its words the context holds ("Do you
   like the music accompanying video games?" shares most of its words with "Video game music
   is the soundtrack that accompanies video games.").
+- ``p`` the **passage coverage**: max over chunks ``k`` of ``set_coverage(terms(c), S_k)``,
+  the coverage of the claim's stems (``sentences.claim_terms``) by the union of *all* the
+  chunk's sentences ``S_k`` (own words 1, words only reached through a pronoun 0.75, synonyms
+  as in ``cov``; 1 for a claim without such stems, whose numbers ``v`` checks): how much of
+  the claim one passage covers, its sentences adjacent or not. It sits between ``r`` (one
+  sentence, or a group of at most three) and ``o`` (every chunk at once): on a long
+  cited page a multi-fact claim's parts are often several sentences apart in one passage
+  (WiCE: Kamoi et al. 2023), while words scattered over unrelated passages are weaker
+  evidence than the same words in one.
 
-``o``, ``n``, ``v`` and ``u`` belong to the claim and the set of contexts, so they never depend on
+``o``, ``n``, ``v``, ``u`` and ``p`` belong to the claim and the set of contexts, so they never depend on
 the chunks' order. The coefficients β are fitted by ``benchmarks/fit_support_grade.py``
 (L2-penalised logistic regression on dev splits only: WiCE dev, BEGIN's WoW, CMU-DoG and
 TopicalChat dev files, HaluEval's seeded dev half; each dataset family weighted equally) and
@@ -50,7 +59,13 @@ from typing import Any
 from probeguard.core.hashing import digest
 from probeguard.detectors.claims import is_unverifiable
 from probeguard.detectors.judges import Verdict
-from probeguard.detectors.sentences import Sentence, claim_names
+from probeguard.detectors.sentences import (
+    Sentence,
+    chunk_sentences,
+    claim_names,
+    claim_terms,
+    set_coverage,
+)
 from probeguard.detectors.spread import UNSUPPORTED_GRADE
 from probeguard.detectors.value_checks import date_check, number_check
 from probeguard.nlp.text import content_words
@@ -62,12 +77,13 @@ __all__ = [
     "cell_features",
     "claim_context",
     "grade_model",
+    "passage_coverage",
     "regrade",
     "word_overlap",
 ]
 
-FEATURES = ("rule", "overlap", "contradicted", "names", "values", "unverifiable")
-"""The order of the features (module doc: r, o, x, n, v, u) in the model file."""
+FEATURES = ("rule", "overlap", "contradicted", "names", "values", "unverifiable", "passage")
+"""The order of the features (module doc: r, o, x, n, v, u, p) in the model file."""
 MODEL_FILE = "support_grade.json"
 
 
@@ -83,16 +99,26 @@ def word_overlap(claim: str, contexts: Sequence[str]) -> float:
 
 @dataclass(frozen=True)
 class ClaimContext:
-    """The claim-level features ``o``, ``n``, ``v`` and ``u`` of the module doc."""
+    """The claim-level features ``o``, ``n``, ``v``, ``u`` and ``p`` of the module doc."""
 
     overlap: float
     names: float
     values: float
     unverifiable: float = 0.0
+    passage: float = 1.0
+
+
+def passage_coverage(claim: str, contexts: Sequence[str]) -> float:
+    """``p`` of the module doc: the best coverage of the claim's stems by one chunk's
+    sentences taken together (1.0 for a claim without stems, 0.0 without contexts)."""
+    terms = claim_terms(claim)
+    if not terms:
+        return 1.0
+    return max((set_coverage(terms, chunk_sentences(c)) for c in contexts), default=0.0)
 
 
 def claim_context(claim: str, contexts: Sequence[str], every: Sequence[Sentence]) -> ClaimContext:
-    """``o``, ``n``, ``v`` and ``u`` of ``claim`` over the contexts' texts and all their
+    """``o``, ``n``, ``v``, ``u`` and ``p`` of ``claim`` over the contexts' texts and all their
     sentences."""
     overlap = word_overlap(claim, contexts)
     names = claim_names(claim)
@@ -104,11 +130,12 @@ def claim_context(claim: str, contexts: Sequence[str], every: Sequence[Sentence]
         names=len(names & held) / len(names) if names else 1.0,
         values=float(values),
         unverifiable=float(is_unverifiable(claim)),
+        passage=passage_coverage(claim, contexts),
     )
 
 
 def cell_features(verdict: Verdict, claim: ClaimContext) -> tuple[float, ...] | None:
-    """(r, o, x, n, v, u) of one cell, in ``FEATURES`` order; None for a cell without a rule
+    """(r, o, x, n, v, u, p) of one cell, in ``FEATURES`` order; None for a cell without a rule
     grade (unscored)."""
     if verdict.label == "unscored" or math.isnan(verdict.support):
         return None
@@ -122,6 +149,7 @@ def cell_features(verdict: Verdict, claim: ClaimContext) -> tuple[float, ...] | 
         claim.names,
         claim.values,
         claim.unverifiable,
+        claim.passage,
     )
 
 
