@@ -18,11 +18,11 @@ from probeguard.detectors.grading import (
     claim_context,
     grade_model,
     passage_coverage,
+    passage_names,
     word_overlap,
 )
 from probeguard.detectors.judges import Verdict
 from probeguard.detectors.offline_judge import OfflineJudge
-from probeguard.detectors.sentences import chunk_sentences
 from probeguard.metrics.graded import support_score
 
 PASSAGES = [
@@ -137,10 +137,9 @@ def test_an_unverifiable_claim_grades_below_the_statement_with_the_same_words(un
 
 
 def test_claim_context_reads_the_unverifiable_rule():
-    every = [s for c in CHROME for s in chunk_sentences(c.text)]
     texts = [c.text for c in CHROME]
-    assert claim_context("Do you use Google Chrome?", texts, every).unverifiable == 1.0
-    assert claim_context("Google Chrome is a browser.", texts, every).unverifiable == 0.0
+    assert claim_context("Do you use Google Chrome?", texts).unverifiable == 1.0
+    assert claim_context("Google Chrome is a browser.", texts).unverifiable == 0.0
 
 
 # A claim of four facts, each in its own sentence of one page (more than the rule grade's
@@ -179,3 +178,12 @@ def test_a_claim_whose_facts_one_passage_holds_outranks_the_same_facts_over_two(
     # grade 7 graded both 0.644: the same rule grade and the same words over the contexts
     together = support_score(judge.judge([FERRY], ONE_PAGE))
     assert together > support_score(judge.judge([FERRY], TWO_PAGES)) + 0.05
+
+
+def test_passage_names_are_the_share_one_passage_holds_by_hand():
+    claim = "The Nordvik ferry sails to Tromsø."  # names: nordvik, tromsø
+    assert passage_names(claim, ["The Nordvik ferry sails north to Tromsø."]) == 1.0
+    # each name on its own page: grade 7's share over all the chunks was 1.0
+    assert passage_names(claim, ["The Nordvik ferry sails north.", "It reached Tromsø."]) == 0.5
+    assert passage_names("The ferry sails north.", ["anything"]) == 1.0  # no names
+    assert passage_names(claim, []) == 0.0

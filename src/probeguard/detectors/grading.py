@@ -1,6 +1,7 @@
-"""The offline judge's graded support (judge version 6; grade 7 adds ``u``, grade 8 ``p``): a logistic combination of its rule grade
-with what the claim's words, names and values find in the whole context, so that the score
-ranks claims (AUROC) rather than falling into a few coarse bands.
+"""The offline judge's graded support (judge version 6; grade 7 adds ``u``; grade 8 adds ``p``
+and reads ``n`` in one passage): a logistic combination of its rule grade with what the
+claim's words, names and values find in the contexts, so that the score ranks claims (AUROC)
+rather than falling into a few coarse bands.
 
 For a claim ``c`` and a chunk ``k`` of the contexts ``K``::
 
@@ -16,9 +17,12 @@ For a claim ``c`` and a chunk ``k`` of the contexts ``K``::
   spread over several passages count, which ``r`` (one chunk, at most three sentences)
   misses;
 - ``x`` = 1 when the cell is contradicted (a number, date, year or polarity conflict);
-- ``n`` the share of the claim's capitalised names (``sentences.claim_names``) among the stems
-  of ``K``'s sentences (1 for a claim without names): a missing name is a rare, specific word
-  the context does not hold;
+- ``n`` the **passage names**: max over chunks ``k`` of the share of the claim's capitalised
+  names (``sentences.claim_names``) among the stems of ``k``'s sentences, own or inherited
+  through a pronoun (1 for a claim without names, 0 without contexts): a missing name is a
+  rare, specific word the context does not hold, and names found only in different passages
+  ("Nordvik" on one page, "Tromsø" on another) are rarely about one thing (grade 7 took the
+  share over all the chunks at once);
 - ``v`` = 1 when every number and calendar date of the claim has its equal somewhere in
   ``K`` (``value_checks.number_check`` and ``date_check`` over the joined contexts; 1 for a
   claim without any);
@@ -60,7 +64,6 @@ from probeguard.core.hashing import digest
 from probeguard.detectors.claims import is_unverifiable
 from probeguard.detectors.judges import Verdict
 from probeguard.detectors.sentences import (
-    Sentence,
     chunk_sentences,
     claim_names,
     claim_terms,
@@ -78,6 +81,7 @@ __all__ = [
     "claim_context",
     "grade_model",
     "passage_coverage",
+    "passage_names",
     "regrade",
     "word_overlap",
 ]
@@ -117,17 +121,28 @@ def passage_coverage(claim: str, contexts: Sequence[str]) -> float:
     return max((set_coverage(terms, chunk_sentences(c)) for c in contexts), default=0.0)
 
 
-def claim_context(claim: str, contexts: Sequence[str], every: Sequence[Sentence]) -> ClaimContext:
-    """``o``, ``n``, ``v``, ``u`` and ``p`` of ``claim`` over the contexts' texts and all their
-    sentences."""
-    overlap = word_overlap(claim, contexts)
+def passage_names(claim: str, contexts: Sequence[str]) -> float:
+    """``n`` of the module doc: the largest share of the claim's names that one chunk's
+    sentences hold (1.0 for a claim without names, 0.0 without contexts)."""
     names = claim_names(claim)
-    held = frozenset().union(*(s.own | s.inherited for s in every)) if every else frozenset()
+    if not names:
+        return 1.0
+    return max((len(names & _stems(c)) / len(names) for c in contexts), default=0.0)
+
+
+def _stems(text: str) -> frozenset[str]:
+    """The stems of a chunk's sentences, their own and those inherited through a pronoun."""
+    return frozenset().union(*(s.own | s.inherited for s in chunk_sentences(text)))
+
+
+def claim_context(claim: str, contexts: Sequence[str]) -> ClaimContext:
+    """``o``, ``n``, ``v``, ``u`` and ``p`` of ``claim`` over the contexts' texts."""
+    overlap = word_overlap(claim, contexts)
     joined = " ".join(contexts)
     values = number_check(claim, joined)[0] and date_check(claim, joined)[0]
     return ClaimContext(
         overlap=0.0 if math.isnan(overlap) else overlap,
-        names=len(names & held) / len(names) if names else 1.0,
+        names=passage_names(claim, contexts),
         values=float(values),
         unverifiable=float(is_unverifiable(claim)),
         passage=passage_coverage(claim, contexts),
