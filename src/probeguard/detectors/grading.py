@@ -64,6 +64,7 @@ from probeguard.core.hashing import digest
 from probeguard.detectors.claims import is_unverifiable
 from probeguard.detectors.judges import Verdict
 from probeguard.detectors.sentences import (
+    Sentence,
     chunk_sentences,
     claim_names,
     claim_terms,
@@ -118,7 +119,7 @@ def passage_coverage(claim: str, contexts: Sequence[str]) -> float:
     terms = claim_terms(claim)
     if not terms:
         return 1.0
-    return max((set_coverage(terms, chunk_sentences(c)) for c in contexts), default=0.0)
+    return max((set_coverage(terms, (_passage(c),)) for c in contexts), default=0.0)
 
 
 def passage_names(claim: str, contexts: Sequence[str]) -> float:
@@ -127,12 +128,20 @@ def passage_names(claim: str, contexts: Sequence[str]) -> float:
     names = claim_names(claim)
     if not names:
         return 1.0
-    return max((len(names & _stems(c)) / len(names) for c in contexts), default=0.0)
+    return max(
+        (len(names & (p.own | p.inherited)) / len(names) for p in map(_passage, contexts)),
+        default=0.0,
+    )
 
 
-def _stems(text: str) -> frozenset[str]:
-    """The stems of a chunk's sentences, their own and those inherited through a pronoun."""
-    return frozenset().union(*(s.own | s.inherited for s in chunk_sentences(text)))
+@lru_cache(maxsize=4096)
+def _passage(text: str) -> Sentence:
+    """A chunk's sentences as one: the union of their own stems and of those inherited
+    through a pronoun (``set_coverage`` of a group equals that of this one sentence)."""
+    sentences = chunk_sentences(text)
+    own = frozenset().union(*(s.own for s in sentences))
+    inherited = frozenset().union(*(s.inherited for s in sentences))
+    return Sentence(text, 0, len(text), own, inherited)
 
 
 def claim_context(claim: str, contexts: Sequence[str]) -> ClaimContext:
