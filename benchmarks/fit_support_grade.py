@@ -8,7 +8,7 @@ TopicalChat dev files (``begin_dev_{wow,cmu,tc}.tsv``), and the dev half of Halu
 ``probeguard bench judges`` splits it (seed 0). Each record's claim goes through the same
 path as the bench (``claims.factual(claims.decompose(claim))``, ``judges.judge_claims`` with
 its question) with ``OfflineJudge(graded=False)``, which leaves each cell its rule grade;
-``grading.cell_features`` gives each scored cell (r, o, x, n, v, u).
+``grading.cell_features`` gives each scored cell (r, o, x, n, v, u, p).
 
 **Model.** A record's score is the bench's ``support_score``: the mean over its scored claims
 of the max over chunks of σ(β·f(cell)). Each claim gets its record's label. The max makes
@@ -42,7 +42,6 @@ from probeguard.detectors.claims import decompose, factual
 from probeguard.detectors.grading import FEATURES, MODEL_FILE, cell_features, claim_context
 from probeguard.detectors.judges import judge_claims
 from probeguard.detectors.offline_judge import OfflineJudge
-from probeguard.detectors.sentences import chunk_sentences
 from probeguard.engine.bench.judges_data import LabelledClaim, load_begin, load_judge_set
 from probeguard.engine.bench.judges_models import token_overlap
 from probeguard.metrics.gate import auroc
@@ -86,12 +85,11 @@ def features(judge: OfflineJudge, record: LabelledClaim) -> list[np.ndarray]:
     if not facts:
         return []
     judgment = judge_claims(judge, facts, contexts, record.question)
-    every = [s for c in record.contexts for s in chunk_sentences(c)]
     out = []
     for claim, row, label in zip(judgment.claims, judgment.verdicts, judgment.claim_labels()):
         if label == "unscored":
             continue
-        info = claim_context(claim, list(record.contexts), every)
+        info = claim_context(claim, list(record.contexts))
         cells = [f for f in (cell_features(v, info) for v in row) if f is not None]
         if cells:
             out.append(np.asarray(cells, dtype=float))

@@ -3,7 +3,7 @@
 
     python -m benchmarks.grade_features [--data DIR]
 
-Each variant appends record-level columns to every cell's (r, o, x, n, v, u) of
+Each variant appends record-level columns to every cell's (r, o, x, n, v, u, p) of
 ``benchmarks.fit_support_grade`` and is fitted and scored exactly as that script does (same dev
 records, weights, alternating fit); printed per dataset: dev AUROC in-sample,
 leave-one-family-out, leave-one-file-out and token overlap (``fit_support_grade.evaluate``). Features, over the record's whole response ``R`` (before
@@ -40,7 +40,7 @@ from probeguard.engine.bench.judges_models import token_overlap
 from probeguard.nlp.text import content_words, split_sentences
 
 VARIANTS: dict[str, tuple[str, ...]] = {
-    "grade 7": (),
+    "grade 8": (),
     "+whole": ("whole",),
     "+weakest": ("weakest",),
     "+whole+weakest": ("whole", "weakest"),

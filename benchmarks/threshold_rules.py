@@ -14,7 +14,10 @@ per row and over all rows. Rules:
 - ``one_se``: ``stats.stable_threshold`` (midpoint of the cuts within one standard error of
   the best dev BA; Breiman et al. 1984 §3.4.3);
 - ``bagged``: the median of ``best_threshold`` over ``BAGS`` bootstrap resamples of the half
-  (bagging the argmax; Breiman 1996, "Bagging predictors").
+  (bagging the argmax; Breiman 1996, "Bagging predictors");
+- ``plateau_median``: the median of the one-SE plateau's cuts (``stats.one_se_plateau``)
+  instead of the midpoint of its range: where the plateau's cuts are dense rather than its
+  centre.
 """
 
 from __future__ import annotations
@@ -27,7 +30,12 @@ from pathlib import Path
 
 import numpy as np
 
-from probeguard.stats import balanced_accuracy, best_threshold, stable_threshold
+from probeguard.stats import (
+    balanced_accuracy,
+    best_threshold,
+    one_se_plateau,
+    stable_threshold,
+)
 
 BAGS = 50
 Rule = Callable[[np.ndarray, np.ndarray], float]
@@ -46,6 +54,14 @@ def bagged(rng: np.random.Generator) -> Rule:
         return float(np.median(picks)) if picks else math.nan
 
     return rule
+
+
+def plateau_median(scores: np.ndarray, labels: np.ndarray) -> float:
+    """The ``plateau_median`` rule of the module doc; NaN and +∞ as ``stable_threshold``."""
+    if math.isnan(best_threshold(scores, labels)):
+        return math.nan
+    plateau = one_se_plateau(scores, labels)
+    return float(np.median(plateau)) if plateau.size else math.inf
 
 
 def held_out(
@@ -87,6 +103,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             "argmax": best_threshold,
             "one_se": stable_threshold,
             "bagged": bagged(np.random.default_rng([args.seed, 1])),
+            "plateau_median": plateau_median,
         }
         row = {}
         for name, rule in rules.items():

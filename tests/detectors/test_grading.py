@@ -17,11 +17,12 @@ from probeguard.detectors.grading import (
     cell_features,
     claim_context,
     grade_model,
+    passage_coverage,
+    passage_names,
     word_overlap,
 )
 from probeguard.detectors.judges import Verdict
 from probeguard.detectors.offline_judge import OfflineJudge
-from probeguard.detectors.sentences import chunk_sentences
 from probeguard.metrics.graded import support_score
 
 PASSAGES = [
@@ -70,11 +71,11 @@ def test_verdicts_do_not_change_and_order_of_chunks_does_not_matter():
 
 
 def test_cell_features_follow_the_module_doc():
-    info = ClaimContext(overlap=0.5, names=1.0, values=0.0, unverifiable=1.0)
+    info = ClaimContext(overlap=0.5, names=1.0, values=0.0, unverifiable=1.0, passage=0.25)
     supported = Verdict("supported", 1.0, "c", support=0.95)
     contradicted = Verdict("contradicted", 0.8, "c", support=0.0)
-    assert cell_features(supported, info) == (0.95, 0.5, 0.0, 1.0, 0.0, 1.0)
-    assert cell_features(contradicted, info) == pytest.approx((0.72, 0.5, 1.0, 1.0, 0.0, 1.0))
+    assert cell_features(supported, info) == (0.95, 0.5, 0.0, 1.0, 0.0, 1.0, 0.25)
+    assert cell_features(contradicted, info) == pytest.approx((0.72, 0.5, 1.0, 1.0, 0.0, 1.0, 0.25))
     assert cell_features(Verdict("unscored", chunk_id="c"), info) is None
 
 
@@ -89,7 +90,7 @@ def test_the_shipped_model_states_its_provenance():
     prov = model.provenance
     assert prov["script"] == "benchmarks/fit_support_grade.py" and "dev only" in prov["splits"]
     assert set(prov["datasets"]) == {"wice", "begin-wow", "begin-cmu", "begin-tc", "halueval"}
-    assert 0.0 < model.grade([1.0, 1.0, 0.0, 1.0, 1.0, 0.0]) < 1.0
+    assert 0.0 < model.grade([1.0, 1.0, 0.0, 1.0, 1.0, 0.0, 1.0]) < 1.0
 
 
 def test_the_fit_is_deterministic_and_learns_the_sign_of_a_feature():
@@ -136,7 +137,53 @@ def test_an_unverifiable_claim_grades_below_the_statement_with_the_same_words(un
 
 
 def test_claim_context_reads_the_unverifiable_rule():
-    every = [s for c in CHROME for s in chunk_sentences(c.text)]
     texts = [c.text for c in CHROME]
-    assert claim_context("Do you use Google Chrome?", texts, every).unverifiable == 1.0
-    assert claim_context("Google Chrome is a browser.", texts, every).unverifiable == 0.0
+    assert claim_context("Do you use Google Chrome?", texts).unverifiable == 1.0
+    assert claim_context("Google Chrome is a browser.", texts).unverifiable == 0.0
+
+
+# A claim of four facts, each in its own sentence of one page (more than the rule grade's
+# three sentences), and the same page with its last fact moved to another passage: the rule
+# grade (three of the four sentences) and the whole-context features are the same for both.
+FACTS = [
+    "The Nordvik ferry was launched in spring.",
+    "For decades it carried mail.",
+    "The route ran north to Tromsø.",
+    "Today the vessel is a museum ship.",
+]
+FILLER = [
+    "Tickets are sold at the harbour office.",
+    "The café on deck serves waffles.",
+    "Children under five travel free.",
+]
+INTERLEAVED = [FACTS[0], FILLER[0], FACTS[1], FILLER[1], FACTS[2], FILLER[2]]
+ONE_PAGE = [Context("page", " ".join([*INTERLEAVED, FACTS[3]]))]
+TWO_PAGES = [Context("a", " ".join(INTERLEAVED)), Context("b", FACTS[3])]
+FERRY = "The Nordvik ferry, a museum ship, carried mail on the Tromsø route."
+
+
+def test_passage_coverage_is_one_chunks_sentences_together_by_hand():
+    # nordvik, ferry, museum, ship, carried, mail, tromsø, route: all on one page
+    assert passage_coverage(FERRY, [c.text for c in ONE_PAGE]) == 1.0
+    assert passage_coverage(FERRY, [c.text for c in TWO_PAGES]) == 0.75  # museum, ship apart
+    assert passage_coverage("1998.", [c.text for c in ONE_PAGE]) == 1.0  # no stems: v's
+    assert passage_coverage(FERRY, []) == 0.0
+
+
+def test_a_claim_whose_facts_one_passage_holds_outranks_the_same_facts_over_two():
+    judge, rule = OfflineJudge(), OfflineJudge(graded=False)
+    assert rule.judge([FERRY], ONE_PAGE).verdicts[0][0].support == max(
+        v.support for v in rule.judge([FERRY], TWO_PAGES).verdicts[0]
+    )
+    # grade 7 graded both 0.644: the same rule grade and the same words over the contexts
+    together = support_score(judge.judge([FERRY], ONE_PAGE))
+    assert together > support_score(judge.judge([FERRY], TWO_PAGES)) + 0.05
+
+
+def test_passage_names_are_the_share_one_passage_holds_by_hand():
+    claim = "The Nordvik ferry sails to Tromsø."  # names: nordvik, tromsø
+    assert passage_names(claim, ["The Nordvik ferry sails north to Tromsø."]) == 1.0
+    # each name on its own page: grade 7's share over all the chunks was 1.0
+    assert passage_names(claim, ["The Nordvik ferry sails north.", "It reached Tromsø."]) == 0.5
+    assert passage_names("The ferry sails north.", ["anything"]) == 1.0  # no names
+    assert passage_names(claim, []) == 0.0

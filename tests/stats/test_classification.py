@@ -11,6 +11,7 @@ from probeguard.stats import (
     balanced_accuracy,
     best_threshold,
     class_rates,
+    one_se_plateau,
     stable_threshold,
     wilson,
 )
@@ -72,6 +73,8 @@ def test_stable_threshold_is_the_midpoint_of_the_one_se_plateau():
     # at 0.7: TPR 0.6, TNR 1 -> SE = ½·√(0.6·0.4/5) ≈ 0.110; the cuts with BA >= 0.690 are
     # 0.3, 0.4, 0.5, 0.6, 0.65, 0.7 and 0.8 (BA 0.7 or 0.8) -> midpoint (0.3 + 0.8) / 2
     assert stable_threshold(scores, truth) == pytest.approx(0.55)
+    assert one_se_plateau(scores, truth).tolist() == [0.3, 0.4, 0.5, 0.6, 0.65, 0.7, 0.8]
+    assert one_se_plateau([0.3, 0.9], [True, True]).size == 0  # a class absent
 
 
 def test_stable_threshold_equals_the_argmax_when_nothing_else_is_close():

@@ -1,10 +1,11 @@
-"""The offline judge's graded support (judge version 6; grade 7 adds ``u``): a logistic combination of its rule grade
-with what the claim's words, names and values find in the whole context, so that the score
-ranks claims (AUROC) rather than falling into a few coarse bands.
+"""The offline judge's graded support (judge version 6; grade 7 adds ``u``; grade 8 adds ``p``
+and reads ``n`` in one passage): a logistic combination of its rule grade with what the
+claim's words, names and values find in the contexts, so that the score ranks claims (AUROC)
+rather than falling into a few coarse bands.
 
 For a claim ``c`` and a chunk ``k`` of the contexts ``K``::
 
-    support(c, k) = σ(β0 + β_r·r + β_o·o + β_x·x + β_n·n + β_v·v + β_u·u),   σ(z) = 1/(1 + e^(−z))
+    support(c, k) = σ(β0 + β_r·r + β_o·o + β_x·x + β_n·n + β_v·v + β_u·u + β_p·p),   σ(z) = 1/(1 + e^(−z))
 
 - ``r`` the **rule grade** of the cell (``offline_judge`` module docstring, **Graded
   support**): supported 0.9 + 0.1·cov of the deciding sentence or group; unsupported
@@ -16,9 +17,12 @@ For a claim ``c`` and a chunk ``k`` of the contexts ``K``::
   spread over several passages count, which ``r`` (one chunk, at most three sentences)
   misses;
 - ``x`` = 1 when the cell is contradicted (a number, date, year or polarity conflict);
-- ``n`` the share of the claim's capitalised names (``sentences.claim_names``) among the stems
-  of ``K``'s sentences (1 for a claim without names): a missing name is a rare, specific word
-  the context does not hold;
+- ``n`` the **passage names**: max over chunks ``k`` of the share of the claim's capitalised
+  names (``sentences.claim_names``) among the stems of ``k``'s sentences, own or inherited
+  through a pronoun (1 for a claim without names, 0 without contexts): a missing name is a
+  rare, specific word the context does not hold, and names found only in different passages
+  ("Nordvik" on one page, "Tromsø" on another) are rarely about one thing (grade 7 took the
+  share over all the chunks at once);
 - ``v`` = 1 when every number and calendar date of the claim has its equal somewhere in
   ``K`` (``value_checks.number_check`` and ``date_check`` over the joined contexts; 1 for a
   claim without any);
@@ -28,8 +32,17 @@ For a claim ``c`` and a chunk ``k`` of the contexts ``K``::
   2021; BEGIN: Dziri et al. 2022), however many of its words the context holds ("Do you
   like the music accompanying video games?" shares most of its words with "Video game music
   is the soundtrack that accompanies video games.").
+- ``p`` the **passage coverage**: max over chunks ``k`` of ``set_coverage(terms(c), S_k)``,
+  the coverage of the claim's stems (``sentences.claim_terms``) by the union of *all* the
+  chunk's sentences ``S_k`` (own words 1, words only reached through a pronoun 0.75, synonyms
+  as in ``cov``; 1 for a claim without such stems, whose numbers ``v`` checks): how much of
+  the claim one passage covers, its sentences adjacent or not. It sits between ``r`` (one
+  sentence, or a group of at most three) and ``o`` (every chunk at once): on a long
+  cited page a multi-fact claim's parts are often several sentences apart in one passage
+  (WiCE: Kamoi et al. 2023), while words scattered over unrelated passages are weaker
+  evidence than the same words in one.
 
-``o``, ``n``, ``v`` and ``u`` belong to the claim and the set of contexts, so they never depend on
+``o``, ``n``, ``v``, ``u`` and ``p`` belong to the claim and the set of contexts, so they never depend on
 the chunks' order. The coefficients β are fitted by ``benchmarks/fit_support_grade.py``
 (L2-penalised logistic regression on dev splits only: WiCE dev, BEGIN's WoW, CMU-DoG and
 TopicalChat dev files, HaluEval's seeded dev half; each dataset family weighted equally) and
@@ -50,7 +63,13 @@ from typing import Any
 from probeguard.core.hashing import digest
 from probeguard.detectors.claims import is_unverifiable
 from probeguard.detectors.judges import Verdict
-from probeguard.detectors.sentences import Sentence, claim_names
+from probeguard.detectors.sentences import (
+    Sentence,
+    chunk_sentences,
+    claim_names,
+    claim_terms,
+    set_coverage,
+)
 from probeguard.detectors.spread import UNSUPPORTED_GRADE
 from probeguard.detectors.value_checks import date_check, number_check
 from probeguard.nlp.text import content_words
@@ -62,12 +81,14 @@ __all__ = [
     "cell_features",
     "claim_context",
     "grade_model",
+    "passage_coverage",
+    "passage_names",
     "regrade",
     "word_overlap",
 ]
 
-FEATURES = ("rule", "overlap", "contradicted", "names", "values", "unverifiable")
-"""The order of the features (module doc: r, o, x, n, v, u) in the model file."""
+FEATURES = ("rule", "overlap", "contradicted", "names", "values", "unverifiable", "passage")
+"""The order of the features (module doc: r, o, x, n, v, u, p) in the model file."""
 MODEL_FILE = "support_grade.json"
 
 
@@ -83,32 +104,62 @@ def word_overlap(claim: str, contexts: Sequence[str]) -> float:
 
 @dataclass(frozen=True)
 class ClaimContext:
-    """The claim-level features ``o``, ``n``, ``v`` and ``u`` of the module doc."""
+    """The claim-level features ``o``, ``n``, ``v``, ``u`` and ``p`` of the module doc."""
 
     overlap: float
     names: float
     values: float
     unverifiable: float = 0.0
+    passage: float = 1.0
 
 
-def claim_context(claim: str, contexts: Sequence[str], every: Sequence[Sentence]) -> ClaimContext:
-    """``o``, ``n``, ``v`` and ``u`` of ``claim`` over the contexts' texts and all their
-    sentences."""
-    overlap = word_overlap(claim, contexts)
+def passage_coverage(claim: str, contexts: Sequence[str]) -> float:
+    """``p`` of the module doc: the best coverage of the claim's stems by one chunk's
+    sentences taken together (1.0 for a claim without stems, 0.0 without contexts)."""
+    terms = claim_terms(claim)
+    if not terms:
+        return 1.0
+    return max((set_coverage(terms, (_passage(c),)) for c in contexts), default=0.0)
+
+
+def passage_names(claim: str, contexts: Sequence[str]) -> float:
+    """``n`` of the module doc: the largest share of the claim's names that one chunk's
+    sentences hold (1.0 for a claim without names, 0.0 without contexts)."""
     names = claim_names(claim)
-    held = frozenset().union(*(s.own | s.inherited for s in every)) if every else frozenset()
+    if not names:
+        return 1.0
+    return max(
+        (len(names & (p.own | p.inherited)) / len(names) for p in map(_passage, contexts)),
+        default=0.0,
+    )
+
+
+@lru_cache(maxsize=4096)
+def _passage(text: str) -> Sentence:
+    """A chunk's sentences as one: the union of their own stems and of those inherited
+    through a pronoun (``set_coverage`` of a group equals that of this one sentence)."""
+    sentences = chunk_sentences(text)
+    own = frozenset().union(*(s.own for s in sentences))
+    inherited = frozenset().union(*(s.inherited for s in sentences))
+    return Sentence(text, 0, len(text), own, inherited)
+
+
+def claim_context(claim: str, contexts: Sequence[str]) -> ClaimContext:
+    """``o``, ``n``, ``v``, ``u`` and ``p`` of ``claim`` over the contexts' texts."""
+    overlap = word_overlap(claim, contexts)
     joined = " ".join(contexts)
     values = number_check(claim, joined)[0] and date_check(claim, joined)[0]
     return ClaimContext(
         overlap=0.0 if math.isnan(overlap) else overlap,
-        names=len(names & held) / len(names) if names else 1.0,
+        names=passage_names(claim, contexts),
         values=float(values),
         unverifiable=float(is_unverifiable(claim)),
+        passage=passage_coverage(claim, contexts),
     )
 
 
 def cell_features(verdict: Verdict, claim: ClaimContext) -> tuple[float, ...] | None:
-    """(r, o, x, n, v, u) of one cell, in ``FEATURES`` order; None for a cell without a rule
+    """(r, o, x, n, v, u, p) of one cell, in ``FEATURES`` order; None for a cell without a rule
     grade (unscored)."""
     if verdict.label == "unscored" or math.isnan(verdict.support):
         return None
@@ -122,6 +173,7 @@ def cell_features(verdict: Verdict, claim: ClaimContext) -> tuple[float, ...] | 
         claim.names,
         claim.values,
         claim.unverifiable,
+        claim.passage,
     )
 
 

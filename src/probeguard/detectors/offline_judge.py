@@ -316,7 +316,7 @@ class OfflineJudge:
                     self._cell(t, c, s, q, b, every, alts, each, borrowed.get(t, frozenset()))
                     for c, s, b in zip(ctxs, sentences, bridges)
                 )
-                row_of[t] = self._grade(t, row, [c.text for c in ctxs], every)
+                row_of[t] = self._grade(t, row, [c.text for c in ctxs])
         rows = tuple(row_of[t] for t in texts)
         return Judgment(texts, ctxs, rows, self.name, {"fingerprint": self.fingerprint()})
 
@@ -335,20 +335,19 @@ class OfflineJudge:
             alts=alternatives(question),
             each=self._each(claim, question, sentences),
         )
-        return self._grade(claim, (cell,), [ctx.text], sentences)[0]
+        return self._grade(claim, (cell,), [ctx.text])[0]
 
     def _grade(
         self,
         claim: str,
         row: tuple[Verdict, ...],
         texts: Sequence[str],
-        every: Sequence[Sentence],
     ) -> tuple[Verdict, ...]:
         """The row with each cell's graded support (``detectors.grading``), or as it is when
         not ``graded``."""
         if not self.graded:
             return row
-        info = claim_context(claim, texts, every)
+        info = claim_context(claim, texts)
         model = grade_model()
         return tuple(regrade(v, info, model) for v in row)
 

@@ -8,6 +8,7 @@ from probeguard.stats.classification import (
     balanced_accuracy,
     best_threshold,
     class_rates,
+    one_se_plateau,
     stable_threshold,
 )
 from probeguard.stats.estimate import bootstrap_mean, proportion, wilson
@@ -34,6 +35,7 @@ __all__ = [
     "mcnemar_exact",
     "min_significant_discordant",
     "minimum_detectable_difference",
+    "one_se_plateau",
     "paired_bootstrap_difference",
     "paired_cluster_difference",
     "proportion",

@@ -27,7 +27,8 @@ the best dev BA, at its cut t*, and::
 the plateau is every finite candidate cut c with BA(c) ≥ BA* − SE, and the threshold is the
 midpoint (min c + max c)/2 of the plateau's range (+∞ when the plateau holds no finite cut):
 the centre of the band of cuts the dev split cannot tell apart, rather than its noisiest
-point. Chosen over the argmax, a bootstrap-median argmax and a window-smoothed argmax by
+point. Chosen over the argmax, a bootstrap-median argmax, a window-smoothed argmax and the
+plateau's median cut (``one_se_plateau``) by
 repeated two-fold cross-validation on the dev splits only (every judge and the baseline
 alike; ``probeguard bench judges`` module doc).
 """
@@ -145,16 +146,24 @@ def _ba_at_cuts(s: np.ndarray, t: np.ndarray, cuts: np.ndarray) -> np.ndarray:
     return (tp / pos.size + tn / neg.size) / 2
 
 
-def stable_threshold(scores: Sequence[float] | np.ndarray, truth: Flags) -> float:
-    """The one-standard-error plateau midpoint of the module doc; NaN as ``best_threshold``."""
+def one_se_plateau(scores: Sequence[float] | np.ndarray, truth: Flags) -> np.ndarray:
+    """The finite dev cuts c with BA(c) ≥ BA* − SE (module doc), ascending; empty when
+    ``best_threshold`` is NaN."""
     best = best_threshold(scores, truth)
     if math.isnan(best):
-        return NAN
+        return np.empty(0)
     s, t = _scored(scores, truth)
     tpr = float((s[t] >= best).mean())
     tnr = float((s[~t] < best).mean())
     se = 0.5 * math.sqrt(tpr * (1 - tpr) / t.sum() + tnr * (1 - tnr) / (~t).sum())
     cuts = np.unique(s)
     floor = float(_ba_at_cuts(s, t, np.asarray([best]))[0]) - se
-    plateau = cuts[_ba_at_cuts(s, t, cuts) >= floor]
+    return cuts[_ba_at_cuts(s, t, cuts) >= floor]
+
+
+def stable_threshold(scores: Sequence[float] | np.ndarray, truth: Flags) -> float:
+    """The one-standard-error plateau midpoint of the module doc; NaN as ``best_threshold``."""
+    if math.isnan(best_threshold(scores, truth)):
+        return NAN
+    plateau = one_se_plateau(scores, truth)
     return float(plateau[0] + plateau[-1]) / 2 if plateau.size else math.inf
