@@ -18,7 +18,9 @@ its scored claims. Aggregations of those grades into one record score:
 - ``product``: Πᵢ gᵢ (every claim supported, the claims taken as independent);
 - ``min_verifiable``: the min over the claims a document can attest (not
   ``claims.is_unverifiable``: no question, exclamation or first-person claim; AIS attributes
-  information, Rashkin et al. 2021), the mean when there is none.
+  information, Rashkin et al. 2021), the mean when there is none;
+- ``whole`` (not an aggregation: the response judged as one claim, undecomposed,
+  ``support_score``) and ``mean_whole``: (``mean`` + ``whole``)/2, ``whole`` NaN read as 0.
 
 **Refit** (``--refit``): the grade's coefficients are fitted under the aggregation they serve.
 ``fit_support_grade`` fits β for the mean (every claim carries its record's label); for the
@@ -58,12 +60,14 @@ from benchmarks.fit_support_grade import (
     weights,
 )
 from benchmarks.threshold_rules import held_out
+from probeguard.core.pipeline import Context
 from probeguard.detectors.claims import is_unverifiable
+from probeguard.detectors.judges import judge_claims
 from probeguard.detectors.offline_judge import OfflineJudge
 from probeguard.engine.bench.judges_data import LabelledClaim
 from probeguard.engine.bench.judges_models import judgment_of, token_overlap
 from probeguard.metrics.gate import auroc
-from probeguard.metrics.graded import claim_grades
+from probeguard.metrics.graded import claim_grades, support_score
 from probeguard.stats import stable_threshold
 
 
@@ -96,6 +100,12 @@ AGGREGATIONS: dict[str, Aggregation] = {
     "product": lambda g, _: float(np.prod(g)),
     "min_verifiable": _weakest_verifiable,
 }
+
+
+def whole_grade(judge: OfflineJudge, record: LabelledClaim) -> float:
+    """``whole`` of the module doc: ``support_score`` of the undecomposed response."""
+    contexts = [Context(f"{record.id}#{k + 1}", t) for k, t in enumerate(record.contexts)]
+    return support_score(judge_claims(judge, [record.claim], contexts, record.question))
 
 
 def graded_claims(judge: OfflineJudge, record: LabelledClaim) -> tuple[np.ndarray, np.ndarray]:
@@ -183,13 +193,14 @@ def main(argv: Sequence[str] | None = None) -> None:
         return
     judge = OfflineJudge()
     for ds, records in dev_sets(args.data).items():
-        graded, labels, base = [], [], []
+        graded, labels, base, whole = [], [], [], []
         for r in records:
             g, verifiable = graded_claims(judge, r)
             if g.size:
                 graded.append((g, verifiable))
                 labels.append(r.label)
                 base.append(token_overlap(r.claim, r.contexts))
+                whole.append(whole_grade(judge, r))
         y = np.asarray(labels, bool)
         multi = float(np.mean([g.size > 1 for g, _ in graded]))
         row: dict[str, object] = {"n": len(graded), "multi": round(multi, 3)}
@@ -197,6 +208,10 @@ def main(argv: Sequence[str] | None = None) -> None:
         for name, agg in AGGREGATIONS.items():
             values = np.asarray([agg(g, v) for g, v in graded], float)
             row[name] = measure(values, y, args.repeats, args.seed)
+        means = np.asarray([float(np.mean(g)) for g, _ in graded])
+        row["whole"] = measure(np.asarray(whole, float), y, args.repeats, args.seed)
+        mixed = (means + np.nan_to_num(np.asarray(whole, float), nan=0.0)) / 2
+        row["mean_whole"] = measure(mixed, y, args.repeats, args.seed)
         print(ds, json.dumps(row), flush=True)
 
 

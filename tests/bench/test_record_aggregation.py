@@ -49,3 +49,14 @@ def test_min_refit_ranks_one_weak_claim_below_none() -> None:
     beta = ra.fit_weakest(records)
     scores = ra.min_scores(records, beta)
     assert scores[1] < scores[0] and scores[3] < scores[2]
+
+
+def test_whole_grade_judges_the_response_as_one_claim() -> None:
+    record = LabelledClaim(
+        "w", "wice", "The museum opened in 1901.", ("The museum opened in 1901.",), True, "w"
+    )
+    unrelated = LabelledClaim(
+        "u", "wice", "Penguins migrate south.", ("The museum opened in 1901.",), False, "u"
+    )
+    judge = OfflineJudge()
+    assert ra.whole_grade(judge, record) > 0.5 > ra.whole_grade(judge, unrelated)
