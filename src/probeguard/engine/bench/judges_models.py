@@ -48,7 +48,7 @@ from probeguard.core.pipeline import Context
 from probeguard.detectors.claims import decompose, factual
 from probeguard.detectors.config import JudgeConfig, LlmJudgeConfig
 from probeguard.detectors.grading import word_overlap
-from probeguard.detectors.judges import Consensus, Judge, judge_claims
+from probeguard.detectors.judges import Consensus, Judge, Judgment, judge_claims
 from probeguard.detectors.llm_judge import LlmJudge
 from probeguard.detectors.local_judge import SmolJudge, smollm2_judge
 from probeguard.detectors.nli_judge import NliJudge
@@ -66,6 +66,7 @@ __all__ = [
     "Scored",
     "judged",
     "judged_score",
+    "judgment_of",
     "token_overlap",
 ]
 
@@ -102,15 +103,24 @@ def judged_score(judge: Judge, record: LabelledClaim, *, one_passage: bool = Fal
     return judged(judge, record, one_passage=one_passage)[0]
 
 
-def judged(judge: Judge, record: LabelledClaim, *, one_passage: bool = False) -> tuple[float, bool]:
-    """The score of the module doc and the judge's own call (every scored claim supported:
-    ``faithfulness`` = 1), from one judgment."""
+def judgment_of(
+    judge: Judge, record: LabelledClaim, *, one_passage: bool = False
+) -> Judgment | None:
+    """The judgment the score reads (module doc); None when the claim has no factual claim."""
     texts = (" ".join(record.contexts),) if one_passage else record.contexts
     contexts = [Context(f"{record.id}#{k + 1}", t) for k, t in enumerate(texts)]
     facts = [c.text for c in factual(decompose(record.claim))]
     if not facts:
+        return None
+    return judge_claims(judge, facts, contexts, record.question)
+
+
+def judged(judge: Judge, record: LabelledClaim, *, one_passage: bool = False) -> tuple[float, bool]:
+    """The score of the module doc and the judge's own call (every scored claim supported:
+    ``faithfulness`` = 1), from one judgment."""
+    judgment = judgment_of(judge, record, one_passage=one_passage)
+    if judgment is None:
         return NAN, False
-    judgment = judge_claims(judge, facts, contexts, record.question)
     return support_score(judgment), faithfulness(judgment).value == 1.0
 
 
