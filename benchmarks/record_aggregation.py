@@ -19,6 +19,13 @@ its scored claims. Aggregations of those grades into one record score:
 - ``min_verifiable``: the min over the claims a document can attest (not
   ``claims.is_unverifiable``: no question, exclamation or first-person claim; AIS attributes
   information, Rashkin et al. 2021), the mean when there is none;
+- ``mean_no_fillers``: the mean over the claims that are not conversational fillers
+  (``is_filler``: a clause left without a word once a closed list of interjections,
+  greetings and thanks is removed, "Sure !", "Oh wow.", "Great question!"; "yes" and "no"
+  are kept: they answer the question), NaN (unscored) when every claim is one. Tried as a
+  claims rule (fillers are no claim about the world; AIS attributes information, Rashkin et
+  al. 2021) and not adopted: on dev it moves no dataset (README, **Where the offline judge
+  stands**);
 - ``whole`` (not an aggregation: the response judged as one claim, undecomposed,
   ``support_score``) and ``mean_whole``: (``mean`` + ``whole``)/2, ``whole`` NaN read as 0.
 
@@ -41,6 +48,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -68,6 +76,7 @@ from probeguard.engine.bench.judges_data import LabelledClaim
 from probeguard.engine.bench.judges_models import judgment_of, token_overlap
 from probeguard.metrics.gate import auroc
 from probeguard.metrics.graded import claim_grades, support_score
+from probeguard.nlp.text import words
 from probeguard.stats import stable_threshold
 
 
@@ -82,8 +91,36 @@ def power_mean(p: float) -> Callable[[np.ndarray], float]:
     return agg
 
 
-Aggregation = Callable[[np.ndarray, np.ndarray], float]
-"""(grades, verifiable mask) -> record score."""
+Aggregation = Callable[[np.ndarray, np.ndarray, np.ndarray], float]
+"""(grades, verifiable mask, filler mask) -> record score."""
+
+FILLERS = frozenset(
+    """
+sure okay ok oh ohh wow well hmm hm yeah yep yup great cool nice awesome wonderful thanks
+haha lol hi hello hey indeed absolutely certainly alright ah aha um uh er anyway interesting
+""".split()
+)
+"""``mean_no_fillers``'s closed list of filler words (``words`` tokens); not "yes" or "no"."""
+
+_FILLER_PHRASES = re.compile(
+    r"\b(?:thank you(?: (?:so|very) much)?|of course|(?:great|good|nice|interesting) "
+    r"(?:question|point)|no problem|you're welcome|good to know|how interesting|that's "
+    r"(?:great|cool|nice|awesome|interesting|right|true)|(?:hi|hello|hey) there|ha(?:ha)+"
+    r"|h+m+)\b",
+    re.IGNORECASE,
+)
+
+
+def is_filler(text: str) -> bool:
+    """A clause with a word and none left once ``_FILLER_PHRASES`` and ``FILLERS`` are
+    removed (module doc, ``mean_no_fillers``)."""
+    if not words(text):
+        return False
+    return all(w in FILLERS for w in words(_FILLER_PHRASES.sub(" ", text)))
+
+
+def _mean_no_fillers(g: np.ndarray, filler: np.ndarray) -> float:
+    return float(np.mean(g[~filler])) if (~filler).any() else float("nan")
 
 
 def _weakest_verifiable(g: np.ndarray, verifiable: np.ndarray) -> float:
@@ -91,14 +128,15 @@ def _weakest_verifiable(g: np.ndarray, verifiable: np.ndarray) -> float:
 
 
 AGGREGATIONS: dict[str, Aggregation] = {
-    "mean": lambda g, _: float(np.mean(g)),
-    "power_-1": lambda g, _: power_mean(-1.0)(g),
-    "power_-2": lambda g, _: power_mean(-2.0)(g),
-    "power_-4": lambda g, _: power_mean(-4.0)(g),
-    "weakest2": lambda g, _: float(np.mean(np.sort(g)[:2])),
-    "min": lambda g, _: float(np.min(g)),
-    "product": lambda g, _: float(np.prod(g)),
-    "min_verifiable": _weakest_verifiable,
+    "mean": lambda g, *_: float(np.mean(g)),
+    "power_-1": lambda g, *_: power_mean(-1.0)(g),
+    "power_-2": lambda g, *_: power_mean(-2.0)(g),
+    "power_-4": lambda g, *_: power_mean(-4.0)(g),
+    "weakest2": lambda g, *_: float(np.mean(np.sort(g)[:2])),
+    "min": lambda g, *_: float(np.min(g)),
+    "product": lambda g, *_: float(np.prod(g)),
+    "min_verifiable": lambda g, v, _: _weakest_verifiable(g, v),
+    "mean_no_fillers": lambda g, _, f: _mean_no_fillers(g, f),
 }
 
 
@@ -108,16 +146,20 @@ def whole_grade(judge: OfflineJudge, record: LabelledClaim) -> float:
     return support_score(judge_claims(judge, [record.claim], contexts, record.question))
 
 
-def graded_claims(judge: OfflineJudge, record: LabelledClaim) -> tuple[np.ndarray, np.ndarray]:
-    """The record's claim grades (``claim_grades``) and whether each claim is verifiable
-    (not ``claims.is_unverifiable``); empty when nothing was scored."""
+def graded_claims(
+    judge: OfflineJudge, record: LabelledClaim
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The record's claim grades (``claim_grades``), whether each claim is verifiable (not
+    ``claims.is_unverifiable``) and whether it is a filler (``is_filler``); empty when
+    nothing was scored."""
     judgment = judgment_of(judge, record)
     if judgment is None:
-        return np.zeros(0), np.zeros(0, bool)
+        return np.zeros(0), np.zeros(0, bool), np.zeros(0, bool)
     labels = judgment.claim_labels()
     texts = [c for c, label in zip(judgment.claims, labels) if label != "unscored"]
     grades = np.asarray(claim_grades(judgment), float)
-    return grades, np.asarray([not is_unverifiable(t) for t in texts], bool)
+    verifiable = np.asarray([not is_unverifiable(t) for t in texts], bool)
+    return grades, verifiable, np.asarray([is_filler(t) for t in texts], bool)
 
 
 def measure(values: np.ndarray, labels: np.ndarray, repeats: int, seed: int) -> dict[str, float]:
@@ -195,20 +237,20 @@ def main(argv: Sequence[str] | None = None) -> None:
     for ds, records in dev_sets(args.data).items():
         graded, labels, base, whole = [], [], [], []
         for r in records:
-            g, verifiable = graded_claims(judge, r)
+            g, verifiable, filler = graded_claims(judge, r)
             if g.size:
-                graded.append((g, verifiable))
+                graded.append((g, verifiable, filler))
                 labels.append(r.label)
                 base.append(token_overlap(r.claim, r.contexts))
                 whole.append(whole_grade(judge, r))
         y = np.asarray(labels, bool)
-        multi = float(np.mean([g.size > 1 for g, _ in graded]))
+        multi = float(np.mean([g.size > 1 for g, *_ in graded]))
         row: dict[str, object] = {"n": len(graded), "multi": round(multi, 3)}
         row["token_overlap"] = measure(np.asarray(base, float), y, args.repeats, args.seed)
         for name, agg in AGGREGATIONS.items():
-            values = np.asarray([agg(g, v) for g, v in graded], float)
+            values = np.asarray([agg(g, v, f) for g, v, f in graded], float)
             row[name] = measure(values, y, args.repeats, args.seed)
-        means = np.asarray([float(np.mean(g)) for g, _ in graded])
+        means = np.asarray([float(np.mean(g)) for g, *_ in graded])
         row["whole"] = measure(np.asarray(whole, float), y, args.repeats, args.seed)
         mixed = (means + np.nan_to_num(np.asarray(whole, float), nan=0.0)) / 2
         row["mean_whole"] = measure(mixed, y, args.repeats, args.seed)

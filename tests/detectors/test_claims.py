@@ -152,3 +152,11 @@ def test_decompose_memo_returns_a_new_list_each_call():
 )
 def test_unverifiable_claims(text, expected):
     assert is_unverifiable(text) is expected
+
+
+@pytest.mark.parametrize("answer", ["Yes.", "No.", "No, it does not.", "Yes, it does."])
+def test_yes_and_no_answers_stay_factual_claims(answer):
+    """A yes/no answer asserts the question's proposition or its negation: whatever rule
+    drops content-free clauses (interjections, thanks) must keep it a claim."""
+    claims = decompose(answer)
+    assert len(claims) == 1 and factual(claims) == claims and not claims[0].hedge
