@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Iterable
 from typing import Any
 
 
@@ -24,6 +25,12 @@ def canonical_json(value: Any) -> str:
 
 def sha256_hex(*parts: str | bytes) -> str:
     """sha256 over the parts, each length-prefixed so that ("ab","c") != ("a","bc")."""
+    return sha256_stream(parts)
+
+
+def sha256_stream(parts: Iterable[str | bytes]) -> str:
+    """``sha256_hex(*parts)``, fed one part at a time from an iterable, so that a large
+    corpus's JSON is never held whole."""
     h = hashlib.sha256()
     for part in parts:
         data = part.encode("utf-8") if isinstance(part, str) else part

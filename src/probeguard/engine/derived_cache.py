@@ -39,7 +39,7 @@ import pydantic_core
 from pydantic import BaseModel
 
 import probeguard
-from probeguard.core.hashing import sha256_hex
+from probeguard.core.hashing import sha256_hex, sha256_stream
 from probeguard.core.io import atomic_write_text
 from probeguard.core.records import CaseRecord
 
@@ -52,7 +52,6 @@ __all__ = [
     "parse_model",
     "records_digest",
     "same_repr",
-    "stream_digest",
     "tree_digest",
 ]
 
@@ -149,22 +148,11 @@ def key_json(value: object, *, exclude: set[str] | None = None) -> bytes:
 
 
 def records_digest(records: Iterable[CaseRecord]) -> str:
-    """``stream_digest`` of each record's JSON without ``RUN_FIELDS`` (NaN and inf as
+    """``core.hashing.sha256_stream`` of each record's JSON without ``RUN_FIELDS`` (NaN and inf as
     tokens)."""
-    return stream_digest(
+    return sha256_stream(
         pydantic_core.to_json(r, exclude=RUN_FIELDS, inf_nan_mode="constants") for r in records
     )
-
-
-def stream_digest(parts: Iterable[str | bytes]) -> str:
-    """``core.hashing.sha256_hex(*parts)`` (each part length-prefixed), fed one part at a
-    time, so a large corpus's JSON is never held whole."""
-    h = hashlib.sha256()
-    for part in parts:
-        data = part.encode("utf-8") if isinstance(part, str) else part
-        h.update(len(data).to_bytes(8, "big"))
-        h.update(data)
-    return h.hexdigest()
 
 
 def dump_model(model: BaseModel) -> str:

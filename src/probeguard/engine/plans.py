@@ -27,14 +27,13 @@ import pydantic_core
 from pydantic import BaseModel, TypeAdapter
 
 from probeguard.core.cases import Case
-from probeguard.core.hashing import sha256_hex
+from probeguard.core.hashing import sha256_hex, sha256_stream
 from probeguard.engine.derived_cache import (
     DerivedCache,
     code_version,
     key_json,
     modules_version,
     same_repr,
-    stream_digest,
 )
 from probeguard.probes import Probe, ProbeContext
 from probeguard.probes.config import ProbesConfig
@@ -90,7 +89,7 @@ def context_parts(ctx: ProbeContext) -> list[str | bytes]:
     """What a probe context holds, as hash parts: its settings (seed, top-k, capabilities,
     chunker), every chunk's (id, document, start, end, index) — a chunk's text, title and
     metadata are its document's — and the digest of the full JSON of every document, golden
-    question and attack case, in order (``stream_digest``: no corpus-sized buffer)."""
+    question and attack case, in order (``sha256_stream``: no corpus-sized buffer)."""
     chunks = (
         None
         if ctx.chunks is None
@@ -105,9 +104,9 @@ def context_parts(ctx: ProbeContext) -> list[str | bytes]:
     }
     return [
         key_json(settings),
-        stream_digest(_models("document", ctx.documents)),
-        stream_digest(_models("question", ctx.questions)),
-        stream_digest(_models("attack", ctx.attack_cases)),
+        sha256_stream(_models("document", ctx.documents)),
+        sha256_stream(_models("question", ctx.questions)),
+        sha256_stream(_models("attack", ctx.attack_cases)),
     ]
 
 
