@@ -32,7 +32,7 @@ from pydantic import BaseModel, ConfigDict
 from probeguard.attribution import AttributionConfig, AttributionResult, attribute
 from probeguard.attribution.summary import AttributionSummary
 from probeguard.core.cases import Case
-from probeguard.core.hashing import sha256_hex
+from probeguard.core.hashing import sha256_hex, sha256_stream
 from probeguard.core.records import Attribution, CaseRecord, ProbeGroup
 from probeguard.engine.derived_cache import (
     DerivedCache,
@@ -43,7 +43,6 @@ from probeguard.engine.derived_cache import (
     parse_model,
     records_digest,
     same_repr,
-    stream_digest,
 )
 from probeguard.engine.plans import context_parts
 from probeguard.probes import Probe, ProbeContext
@@ -77,11 +76,13 @@ class _Stored(BaseModel):
 class _RecordingRunner(Runner):
     """A ``Runner`` that keeps the results of its ``run`` calls."""
 
-    results: list[RunResult]
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.results: list[RunResult] = []
 
     def run(self, cases: Sequence[Case]) -> RunResult:
         result = super().run(cases)
-        self.results = [*getattr(self, "results", []), result]
+        self.results.append(result)
         return result
 
 
@@ -108,20 +109,21 @@ def attribute_cached(
         log.info("attribution cache: a re-run's cached output changed; recomputing")
     recording = _RecordingRunner(rerunner.pipeline, rerunner.config, cache=cache)
     result = attribute(runner=recording, config=config, **inputs)
-    _store(store, key, result, cache, getattr(recording, "results", []))
+    _store(store, key, result, cache, recording.results)
     return result
 
 
 def _still_holds(cache: ResponseCache, reads: Sequence[tuple[str, str]]) -> bool:
     """Whether every (call key, sha256) still names a response-cache entry with those bytes."""
-    for call_key, digest in reads:
-        try:
-            data = cache.path_for(call_key).read_bytes()
-        except (OSError, ValueError):
-            return False
-        if hashlib.sha256(data).hexdigest() != digest:
-            return False
-    return True
+    return all(_entry_digest(cache, call_key) == digest for call_key, digest in reads)
+
+
+def _entry_digest(cache: ResponseCache, call_key: str) -> str | None:
+    """sha256 of the response-cache entry of ``call_key``; None when it cannot be read."""
+    try:
+        return hashlib.sha256(cache.path_for(call_key).read_bytes()).hexdigest()
+    except (OSError, ValueError):
+        return None
 
 
 def _store(
@@ -157,11 +159,10 @@ def _reads(cache: ResponseCache, records: Sequence[CaseRecord]) -> list[tuple[st
             if record.error is None or record.error.type not in _DECIDED_BEFORE_CALLS:
                 return None
             continue
-        try:
-            data = cache.path_for(record.call_key).read_bytes()
-        except (OSError, ValueError):
+        digest = _entry_digest(cache, record.call_key)
+        if digest is None:
             return None
-        reads.append((record.call_key, hashlib.sha256(data).hexdigest()))
+        reads.append((record.call_key, digest))
     return reads
 
 
@@ -191,5 +192,5 @@ def attribution_key(
         "records",
         records_digest(records),
         "groups",
-        stream_digest(key_json(g) for g in groups),
+        sha256_stream(key_json(g) for g in groups),
     )
