@@ -161,29 +161,19 @@ def _free(value: Any, dumped: Any) -> Any:
     if kind is float:
         rounded = normalise_floats(value)
         return value if rounded == value or rounded != rounded else rounded
-    if kind is dict:
-        if len(dumped) != len(value):
+    if kind is not dict and kind is not list:
+        raise NotReusable
+    if len(dumped) != len(value):
+        raise NotReusable
+    changed = False
+    for key, item in value.items() if kind is dict else enumerate(value):
+        if kind is dict and type(key) is not str:
             raise NotReusable
-        changed = False
-        for key, item in value.items():
-            if type(key) is not str:
-                raise NotReusable
-            new = _free(item, dumped.get(key, _DROPPED))
-            if new is not item:
-                dumped[key] = new
-                changed = True
-        return dumped if changed else value
-    if kind is list:
-        if len(dumped) != len(value):
-            raise NotReusable
-        changed = False
-        for i, item in enumerate(value):
-            new = _free(item, dumped[i])
-            if new is not item:
-                dumped[i] = new
-                changed = True
-        return dumped if changed else value
-    raise NotReusable
+        new = _free(item, dumped.get(key, _DROPPED) if kind is dict else dumped[key])
+        if new is not item:
+            dumped[key] = new
+            changed = True
+    return dumped if changed else value
 
 
 def _items(value: Any, dumped: Any, allowed: frozenset[type], models: bool) -> Any:
