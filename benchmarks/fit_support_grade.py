@@ -32,8 +32,9 @@ import argparse
 import datetime
 import json
 import zlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -140,10 +141,13 @@ def fit(records: Sequence[Record]) -> np.ndarray:
     return beta
 
 
-def scores(records: Sequence[Record], beta: np.ndarray) -> list[float]:
-    """``support_score`` of each record under β (module doc)."""
+def scores(
+    records: Sequence[Record], beta: np.ndarray, aggregate: Callable[..., Any] = np.mean
+) -> list[float]:
+    """``support_score`` of each record under β (module doc): ``aggregate`` (the mean) over
+    its claims of each claim's best cell grade."""
     return [
-        float(np.mean([sigmoid(beta[0] + cells @ beta[1:]).max() for cells in claims]))
+        float(aggregate([sigmoid(beta[0] + cells @ beta[1:]).max() for cells in claims]))
         for _, _, claims, _ in records
     ]
 

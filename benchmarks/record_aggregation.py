@@ -64,7 +64,6 @@ from benchmarks.fit_support_grade import (
     fit,
     newton,
     scores,
-    sigmoid,
     weights,
 )
 from benchmarks.threshold_rules import held_out
@@ -195,10 +194,7 @@ def fit_weakest(records: Sequence[Record]) -> np.ndarray:
 
 def min_scores(records: Sequence[Record], beta: np.ndarray) -> list[float]:
     """The min aggregation of each record under β."""
-    return [
-        float(np.min([sigmoid(beta[0] + cells @ beta[1:]).max() for cells in claims]))
-        for _, _, claims, _ in records
-    ]
+    return scores(records, beta, np.min)
 
 
 def refit(data: Path) -> None:

@@ -2,29 +2,12 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def _bench():
-    spec = importlib.util.spec_from_file_location(
-        "bench_judge_cost_under_test", ROOT / "benchmarks" / "bench_judge_cost.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
+from benchmarks import bench_judge_cost as bench
 
 ROWS = [{"id": f"r{i}", "answer": f"answer {i}"} for i in range(3)]
 
 
 def test_records_cycle_deterministically_with_distinct_ids():
-    bench = _bench()
     rows = bench.cycle_rows(ROWS, 8)
     assert [r["id"] for r in rows] == ["r0", "r1", "r2", "r0#1", "r1#1", "r2#1", "r0#2", "r1#2"]
     assert [r["pass"] for r in rows] == [0, 0, 0, 1, 1, 1, 2, 2]
@@ -37,7 +20,6 @@ def test_records_cycle_deterministically_with_distinct_ids():
 def test_each_repeat_pass_starts_with_empty_memos():
     from probeguard.nlp.stemming import stem
 
-    bench = _bench()
     seen: list[int] = []
 
     def one(row):
@@ -54,7 +36,6 @@ def test_each_repeat_pass_starts_with_empty_memos():
 
 
 def test_passes_split_where_a_repeat_starts():
-    bench = _bench()
     rows = bench.cycle_rows(ROWS, 7)
     assert [[r["id"] for r in p] for p in bench.split_passes(rows)] == [
         ["r0", "r1", "r2"],
@@ -68,7 +49,6 @@ def test_passes_split_where_a_repeat_starts():
 def test_eval_lines_are_probeguard_eval_records(tmp_path):
     from probeguard.dataset.eval_records import load_eval_records
 
-    bench = _bench()
     path = tmp_path / "pass.jsonl"
     path.write_text(bench.eval_line(bench.WARM_UP) + "\n", encoding="utf-8")
     (record,) = load_eval_records(path)

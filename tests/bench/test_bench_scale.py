@@ -3,35 +3,18 @@ synthetic distractors (no timing asserted)."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-
 import pytest
+from benchmarks import bench_scale as bench
 
 from probeguard.engine.bench.hotpotqa import default_data_file
 from probeguard.nlp.text import split_sentences
-
-ROOT = Path(__file__).resolve().parents[2]
 
 pytestmark = pytest.mark.skipif(
     not default_data_file().is_file(), reason="needs PROBEGUARD_SHARED_DATA (HaluEval HotpotQA)"
 )
 
 
-def _bench():
-    spec = importlib.util.spec_from_file_location(
-        "bench_scale_under_test", ROOT / "benchmarks" / "bench_scale.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_corpus_is_deterministic_padded_and_keeps_gold_sentences_out_of_distractors():
-    bench = _bench()
     docs, cases = bench.corpus(1200, 20, seed=3)
     again, _ = bench.corpus(1200, 20, seed=3)
     assert docs == again and len(docs) == 1200 and len(cases) == 20
