@@ -37,7 +37,7 @@ from probeguard.engine.derived_cache import (
 )
 from probeguard.probes import Probe, ProbeContext
 from probeguard.probes.config import ProbesConfig
-from probeguard.probes.evaluate import ProbePlan, enabled_probes, generate_cases
+from probeguard.probes.evaluate import ProbePlan, enabled_probes, generate_cases, plan_probes
 
 __all__ = ["PLANS", "cached_plan", "context_parts", "plan_key"]
 
@@ -53,9 +53,9 @@ def cached_plan(config: ProbesConfig, ctx: ProbeContext, cache_dir: str | Path |
     """``probes.evaluate.plan_probes(config, ctx)``, its cases read from ``cache_dir/plans``
     when an entry for this key exists and generated (then stored) otherwise; without a
     cache folder, plain ``plan_probes``."""
-    probes, skipped = enabled_probes(config, ctx)
     if cache_dir is None:
-        return ProbePlan(probes=probes, cases=generate_cases(probes, ctx), skipped=skipped)
+        return plan_probes(config, ctx)
+    probes, skipped = enabled_probes(config, ctx)
     store = DerivedCache(cache_dir, PLANS)
     key = plan_key(config, ctx, probes)
     cases = store.load(key, _CASES.validate_json)
