@@ -100,6 +100,7 @@ def spies(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
         return wrapped
 
     monkeypatch.setattr(plans, "generate_cases", counting("plan", plans.generate_cases))
+    monkeypatch.setattr(plans, "plan_probes", counting("plan", plans.plan_probes))
     monkeypatch.setattr(scoring, "score_records", counting("score", scoring.score_records))
     monkeypatch.setattr(
         attribution_cache, "attribute", counting("attribute", attribution_cache.attribute)
